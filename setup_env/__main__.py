@@ -1,0 +1,3 @@
+from setup_env.cli import main
+
+raise SystemExit(main())

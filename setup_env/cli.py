@@ -1,0 +1,74 @@
+"""Command line: ``setup-env [COMMAND] ...``; ``main(argv) -> int`` is the only entry point.
+
+Each command lives in ``setup_env/commands/<name>.py`` with ``add_arguments(parser)`` and
+``run(args) -> int``. Command modules keep their heavy imports inside ``run`` so start-up stays
+fast. With no command, ``setup-env`` runs ``check`` (detect, plan, doctor, verify).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from setup_env import __version__
+from setup_env.exitcodes import ExitCode
+
+# name -> help. Order is the order of `setup-env --help`.
+COMMANDS = {
+    "check": "the main job: detect, plan, doctor and verify, ending with one verdict",
+    "detect": "describe this machine (or a captured one with --root)",
+    "plan": "print the exact PyTorch install command for this machine, or for one you name",
+    "install": "run the plan: install the planned PyTorch, then verify it",
+    "verify": "prove the installed PyTorch works on this machine's devices",
+    "doctor": "find what is wrong with the installed PyTorch, with the fix for each finding",
+    "diagnose": "read a pasted `python -m torch.utils.collect_env` report and diagnose it",
+    "matrix": "show, refresh or check the bundled PyTorch wheel matrix",
+}
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print a versioned JSON document")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="show sources and details"
+    )
+    parser.add_argument(
+        "--no-color", dest="color", action="store_false", default=None, help="no ANSI colour"
+    )
+    parser.add_argument("--color", dest="color", action="store_true", help=argparse.SUPPRESS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="setup-env",
+        description="Which PyTorch belongs on this machine, and does it really work?",
+    )
+    parser.add_argument("--version", action="version", version=f"setup-env {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in COMMANDS.items():
+        module = importlib.import_module(f"setup_env.commands.{name}")
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        _common(p)
+        module.add_arguments(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # `setup-env` alone, or `setup-env --json`, is `setup-env check`.
+    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")):
+        args_list = ["check", *args_list]
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse: 0 for --help/--version, 2 for usage errors
+        return int(exc.code) if isinstance(exc.code, int) else int(ExitCode.USAGE)
+    module = importlib.import_module(f"setup_env.commands.{args.command}")
+    try:
+        return int(module.run(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        return int(ExitCode.OK)

@@ -1,0 +1,13 @@
+"""Stable process exit codes, one enum for every command."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    CHECK_FAILED = 1  # a check failed, an error-level finding, drift found, nothing fits
+    USAGE = 2  # bad command line or bad input file
+    UNEXAMINABLE = 3  # the environment could not be examined at all
+    INTERRUPTED = 130

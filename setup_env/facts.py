@@ -1,0 +1,318 @@
+"""The picture of a machine: frozen dataclasses, serialisable to and from JSON.
+
+Every section records where its values came from in ``sources`` (field name -> source such as
+``nvml``, ``nvidia-smi``, ``/proc/driver/nvidia/version``, ``env:SETUP_ENV_...``). Absent is
+``None``; present but garbled becomes a :class:`Note` in ``Facts.notes``, never an exception.
+
+Nothing here touches the machine: probes (``setup_env.probe``) build these objects, deciders
+(planner, doctor) read them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar, Union
+
+SCHEMA_VERSION = 1
+
+Severity = Literal["info", "warning", "error"]
+
+
+class FactsError(ValueError):
+    """A facts document could not be read (wrong schema, wrong types)."""
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something a probe noticed: garbled output, a tool that failed, a GPU the driver can't reach."""
+
+    code: str  # stable machine-readable id, e.g. "nvidia-smi-failed", "driver-library-mismatch"
+    message: str
+    source: str = ""
+    severity: Severity = "warning"
+
+
+@dataclass(frozen=True)
+class OSInfo:
+    family: Literal["linux", "darwin", "windows", "other"] = "other"
+    distro_id: str | None = None  # "ubuntu", "debian", "centos", "amzn"
+    distro_name: str | None = None  # "Ubuntu 22.04.4 LTS"
+    distro_version: str | None = None  # "22.04"
+    kernel: str | None = None  # "5.15.0-105-generic"
+    libc: str | None = None  # "glibc" | "musl"
+    glibc: str | None = None  # "2.35"
+    macos_version: str | None = None  # "14.4.1"
+    windows_build: str | None = None  # "10.0.22631"
+    wsl: int | None = None  # 1 or 2
+    container: str | None = None  # "docker" | "podman" | "kubernetes" | "lxc" | ...
+    virtualization: str | None = None  # "kvm", "xen", "hyperv", ...
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PythonInfo:
+    version: str = ""  # "3.11.7"
+    implementation: str = "cpython"
+    free_threaded: bool = False
+    machine: str = ""  # platform.machine() as the interpreter sees it: x86_64, arm64, AMD64
+    is_64bit: bool = True
+    executable: str | None = None
+    tags: tuple[str, ...] = ()  # most specific first, from packaging.tags.sys_tags()
+    rosetta: bool | None = None  # x86_64 Python translated by Rosetta 2 on an arm64 Mac
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CpuInfo:
+    model: str | None = None
+    vendor: str | None = None
+    architecture: str | None = None  # the hardware's: x86_64, aarch64, arm64
+    physical_cores: int | None = None
+    logical_cores: int | None = None
+    isa_level: str | None = None  # "x86-64-v3", "x86-64-v4", "armv8.2-a"...
+    flags: tuple[str, ...] = ()  # the ISA extensions that matter: avx2, avx512f, amx_tile, sve...
+    ram_bytes: int | None = None
+    disk_path: str | None = None
+    disk_free_bytes: int | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    vendor: Literal["nvidia", "amd", "intel", "apple"] = "nvidia"
+    compute_capability: str | None = None  # NVIDIA: "9.0"
+    gfx_arch: str | None = None  # AMD: "gfx942"
+    memory_bytes: int | None = None
+    pci_bus_id: str | None = None
+    uuid: str | None = None  # redacted in captures
+    mig_mode: bool | None = None
+    persistence_mode: bool | None = None
+    ecc_errors_uncorrected: int | None = None
+    pcie_gen_current: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_width_current: int | None = None
+    pcie_width_max: int | None = None
+    throttle_reasons: tuple[str, ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class NvidiaInfo:
+    driver_version: str | None = None  # "550.54.15"
+    cuda_driver_version: str | None = None  # highest CUDA the driver supports, "12.4"
+    kernel_module: Literal["open", "proprietary"] | None = None
+    gpus: tuple[Gpu, ...] = ()
+    error: str | None = None  # the driver is there but unusable: "driver/library mismatch"...
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AppleInfo:
+    chip: str | None = None  # "Apple M3 Pro"
+    generation: int | None = None  # 3 for M3
+    variant: str | None = None  # "Pro" | "Max" | "Ultra" | None
+    gpu_cores: int | None = None
+    mps_eligible: bool = False  # arm64 hardware + macOS >= 12.3 (MPS is built for 14+ from torch 2.x)
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RocmInfo:
+    version: str | None = None  # "6.2.4"
+    gpus: tuple[Gpu, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class XpuInfo:
+    gpus: tuple[Gpu, ...] = ()
+    driver_version: str | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CudaToolkit:
+    version: str  # "13.0"
+    full_version: str | None = None  # "13.0.88"
+    path: str | None = None  # "/usr/local/cuda-13.0"
+    nvcc: str | None = None
+    cudnn_version: str | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class InstalledPackage:
+    """torch / torchvision / torchaudio found on sys.path, read from metadata, never imported."""
+
+    name: str
+    version: str  # "2.13.0+cpu"
+    location: str | None = None
+    variant: str | None = None  # "cpu" | "cu130" | "rocm6.2" | "xpu" (local label or inferred)
+    cuda: str | None = None  # "13.0" from torch/version.py
+    hip: str | None = None
+    xpu: bool | None = None
+    installer: str | None = None  # pip | uv | conda (INSTALLER file)
+    shadowed: bool = False  # another install of the same name comes first on sys.path
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class CloudInfo:
+    provider: str | None = None  # "aws" | "gcp" | "azure" | "oci" | ...
+    instance_type: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    image: str | None = None  # image hint, e.g. "Deep Learning AMI"
+    expected_gpus: int | None = None  # what the catalogue says this instance type has
+    expected_gpu_model: str | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Facts:
+    schema_version: int = SCHEMA_VERSION
+    os: OSInfo = field(default_factory=OSInfo)
+    python: PythonInfo = field(default_factory=PythonInfo)
+    cpu: CpuInfo = field(default_factory=CpuInfo)
+    nvidia: NvidiaInfo | None = None  # None: no NVIDIA driver or GPU seen at all
+    apple: AppleInfo | None = None
+    rocm: RocmInfo | None = None
+    xpu: XpuInfo | None = None
+    toolkits: tuple[CudaToolkit, ...] = ()
+    packages: tuple[InstalledPackage, ...] = ()
+    cloud: CloudInfo | None = None
+    notes: tuple[Note, ...] = ()
+
+    # Convenience views for deciders.
+    @property
+    def gpus(self) -> tuple[Gpu, ...]:
+        out: list[Gpu] = []
+        for part in (self.nvidia, self.rocm, self.xpu):
+            if part is not None:
+                out.extend(part.gpus)
+        return tuple(out)
+
+    def package(self, name: str) -> InstalledPackage | None:
+        """The installed package that wins on sys.path (not shadowed), if any."""
+        for pkg in self.packages:
+            if pkg.name == name and not pkg.shadowed:
+                return pkg
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)  # type: ignore[no-any-return]
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Facts:
+        if not isinstance(data, Mapping):
+            raise FactsError("a facts document must be a JSON object")
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise FactsError(
+                f"facts schema_version {version!r} is not supported (this setup-env reads "
+                f"{SCHEMA_VERSION})"
+            )
+        return from_jsonable(cls, data, "facts")
+
+    @classmethod
+    def from_json(cls, text: str) -> Facts:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise FactsError(f"not JSON: {exc}") from exc
+        # Accept the CLI's envelope ({"schema": ..., "facts": {...}}) as well as bare facts.
+        if isinstance(data, dict) and "facts" in data and isinstance(data["facts"], dict):
+            data = data["facts"]
+        return cls.from_dict(data)
+
+
+# --- generic (de)serialisation -------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Dataclasses -> dicts (declared field order), tuples -> lists, mappings -> dicts."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    return obj
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
+    return _HINTS[cls]
+
+
+def from_jsonable(tp: Any, value: Any, where: str) -> Any:
+    """Rebuild ``tp`` from JSON data, checking types; raises FactsError naming the bad path."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return value
+    if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arm in args:
+            if arm is type(None):
+                continue
+            try:
+                return from_jsonable(arm, value, where)
+            except FactsError as exc:
+                errors.append(str(exc))
+        raise FactsError(errors[0] if errors else f"{where}: unexpected null")
+    if origin is Literal:
+        if value not in args:
+            raise FactsError(f"{where}: {value!r} is not one of {list(args)}")
+        return value
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, Mapping):
+            raise FactsError(f"{where}: expected an object")
+        hints = _hints(tp)
+        kwargs = {}
+        names = {f.name for f in dataclasses.fields(tp) if f.init}
+        for key, item in value.items():
+            if key in names:
+                kwargs[key] = from_jsonable(hints[key], item, f"{where}.{key}")
+            # Unknown keys are ignored: a newer minor writer may add fields.
+        try:
+            return tp(**kwargs)
+        except TypeError as exc:
+            raise FactsError(f"{where}: {exc}") from exc
+    if origin in (tuple, list):
+        if not isinstance(value, list):
+            raise FactsError(f"{where}: expected a list")
+        inner = args[0] if args else Any
+        items = [from_jsonable(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin in (Mapping, dict) or tp in (dict, Mapping):
+        if not isinstance(value, Mapping):
+            raise FactsError(f"{where}: expected an object")
+        vt = args[1] if len(args) == 2 else Any
+        return {str(k): from_jsonable(vt, v, f"{where}.{k}") for k, v in value.items()}
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp in (int, float) and isinstance(value, bool):
+        raise FactsError(f"{where}: expected {tp.__name__}, got a boolean")
+    if isinstance(tp, type) and not isinstance(value, tp):
+        raise FactsError(f"{where}: expected {tp.__name__}, got {type(value).__name__}")
+    return value

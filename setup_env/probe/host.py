@@ -1,0 +1,362 @@
+"""The machine seam: the only door through which probes see a machine.
+
+``LiveHost`` reads this machine. ``ReplayHost`` replays a captured folder (``--root DIR``) so that
+every detection, and every bug report, can be reproduced anywhere. A captured folder looks like::
+
+    DIR/host.json          interpreter, env, which, links, disk, nvml snapshot, commands, unreadable
+    DIR/files/<abs path>   copies of the files probes read (files/etc/os-release, files/proc/...)
+    DIR/commands/*.txt     stdout of recorded commands (named from host.json)
+    DIR/SOURCES.md         where each file came from
+    DIR/expected.json      the facts the replay must produce (tests only)
+
+Every command runs as an argv list with a timeout, never through a shell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+ReadError = Literal["missing", "permission-denied", "not-a-file", "too-large", "os-error"]
+RunError = Literal["not-found", "timeout", "permission-denied", "os-error"]
+
+DEFAULT_TIMEOUT = 5.0
+MAX_READ = 4 << 20  # 4 MiB: nothing a probe reads is bigger; a bigger one is garbage
+MAX_OUTPUT = 8 << 20
+
+
+@dataclass(frozen=True)
+class Read:
+    path: str
+    text: str | None
+    error: ReadError | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    returncode: int | None  # None: it did not run or did not finish
+    stdout: str = ""
+    stderr: str = ""
+    error: RunError | None = None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.returncode == 0
+
+    def describe(self) -> str:
+        """One line for a Note: what went wrong running this command."""
+        cmd = " ".join(self.argv)
+        if self.error == "not-found":
+            return f"{self.argv[0]} not found"
+        if self.error == "timeout":
+            return f"`{cmd}` did not answer in time ({self.detail})"
+        if self.error is not None:
+            return f"`{cmd}` could not run: {self.error} {self.detail}".strip()
+        tail = (self.stderr.strip() or self.stdout.strip()).splitlines()
+        last = tail[-1][:200] if tail else ""
+        return f"`{cmd}` exited {self.returncode}" + (f": {last}" if last else "")
+
+
+class Host(Protocol):
+    """What a probe may ask of a machine. Nothing else touches it."""
+
+    @property
+    def label(self) -> str: ...
+
+    def read(self, path: str, max_bytes: int = MAX_READ) -> Read: ...
+
+    def read_text(self, path: str) -> str | None: ...
+
+    def listdir(self, path: str) -> tuple[str, ...] | None: ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def realpath(self, path: str) -> str: ...
+
+    def which(self, name: str) -> str | None: ...
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult: ...
+
+    def env(self, name: str) -> str | None: ...
+
+    def environ(self) -> Mapping[str, str]: ...
+
+    def interpreter(self) -> Mapping[str, Any]: ...
+
+    def disk_free(self, path: str) -> int | None: ...
+
+    def nvml(self) -> Mapping[str, Any]: ...
+
+
+# --- live ----------------------------------------------------------------------------------
+
+
+class LiveHost:
+    """This machine."""
+
+    label = "live"
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._environ = dict(os.environ if environ is None else environ)
+        self._interp: Mapping[str, Any] | None = None
+        self._nvml: Mapping[str, Any] | None = None
+
+    def read(self, path: str, max_bytes: int = MAX_READ) -> Read:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+        except FileNotFoundError:
+            return Read(path, None, "missing")
+        except PermissionError as exc:
+            return Read(path, None, "permission-denied", str(exc))
+        except IsADirectoryError:
+            return Read(path, None, "not-a-file")
+        except OSError as exc:  # EIO on sysfs, ENODEV, ...
+            return Read(path, None, "os-error", str(exc))
+        if len(data) > max_bytes:
+            return Read(path, None, "too-large", f"over {max_bytes} bytes")
+        return Read(path, data.decode("utf-8", errors="replace"))
+
+    def read_text(self, path: str) -> str | None:
+        return self.read(path).text
+
+    def listdir(self, path: str) -> tuple[str, ...] | None:
+        try:
+            return tuple(sorted(os.listdir(path)))
+        except OSError:
+            return None
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)
+
+    def which(self, name: str) -> str | None:
+        return shutil.which(name, path=self._environ.get("PATH"))
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
+        args = tuple(str(a) for a in argv)
+        try:
+            proc = subprocess.run(
+                args,
+                capture_output=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+                env=self._environ,
+                check=False,
+            )
+        except FileNotFoundError:
+            return CommandResult(args, None, error="not-found")
+        except PermissionError as exc:
+            return CommandResult(args, None, error="permission-denied", detail=str(exc))
+        except subprocess.TimeoutExpired:
+            return CommandResult(args, None, error="timeout", detail=f"{timeout:g} s")
+        except OSError as exc:
+            return CommandResult(args, None, error="os-error", detail=str(exc))
+        return CommandResult(
+            args,
+            proc.returncode,
+            proc.stdout[:MAX_OUTPUT].decode("utf-8", errors="replace"),
+            proc.stderr[:MAX_OUTPUT].decode("utf-8", errors="replace"),
+        )
+
+    def env(self, name: str) -> str | None:
+        return self._environ.get(name)
+
+    def environ(self) -> Mapping[str, str]:
+        return self._environ
+
+    def interpreter(self) -> Mapping[str, Any]:
+        if self._interp is None:
+            self._interp = live_interpreter()
+        return self._interp
+
+    def disk_free(self, path: str) -> int | None:
+        try:
+            return shutil.disk_usage(path).free
+        except OSError:
+            return None
+
+    def nvml(self) -> Mapping[str, Any]:
+        if self._nvml is None:
+            from setup_env.probe import nvml_live  # imported only when NVML is wanted
+
+            self._nvml = nvml_live.snapshot()
+        return self._nvml
+
+
+def live_interpreter() -> dict[str, Any]:
+    """What this Python says of itself, as plain data (the part a capture stores)."""
+    import platform
+    import sysconfig
+
+    free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    try:
+        libc = platform.libc_ver()
+    except OSError:
+        libc = ("", "")
+    info: dict[str, Any] = {
+        "version": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "free_threaded": free_threaded,
+        "machine": platform.machine(),
+        "is_64bit": sys.maxsize > 2**32,
+        "executable": sys.executable,
+        "system": platform.system(),
+        "release": platform.release(),
+        "platform_version": platform.version(),
+        "mac_ver": platform.mac_ver()[0] or None,
+        "win32_ver": platform.win32_ver()[1] or None,
+        "libc_ver": list(libc),
+        "sys_path": [p for p in sys.path if p],
+        "prefix": sys.prefix,
+        "base_prefix": sys.base_prefix,
+    }
+    return info
+
+
+# --- replay --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Recorded:
+    argv: tuple[str, ...]
+    returncode: int | None
+    stdout: str
+    stderr: str
+    error: RunError | None
+    detail: str = ""
+
+
+class ReplayError(ValueError):
+    """The captured folder itself is unusable (no host.json, bad JSON)."""
+
+
+@dataclass
+class ReplayHost:
+    """A captured machine, read back from a folder."""
+
+    root: Path
+    _doc: dict[str, Any] = field(default_factory=dict, repr=False)
+    _commands: list[_Recorded] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+        doc_path = self.root / "host.json"
+        try:
+            doc = json.loads(doc_path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise ReplayError(f"{self.root} is not a captured machine: no host.json") from exc
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ReplayError(f"{doc_path}: unreadable: {exc}") from exc
+        if not isinstance(doc, dict):
+            raise ReplayError(f"{doc_path}: expected a JSON object")
+        self._doc = doc
+        for i, item in enumerate(doc.get("commands", [])):
+            try:
+                stdout = item.get("stdout", "")
+                if "stdout_file" in item:
+                    stdout = (self.root / item["stdout_file"]).read_text(
+                        encoding="utf-8", errors="replace"
+                    )
+                self._commands.append(
+                    _Recorded(
+                        tuple(item["argv"]),
+                        item.get("returncode", 0),
+                        stdout,
+                        item.get("stderr", ""),
+                        item.get("error"),
+                        item.get("detail", ""),
+                    )
+                )
+            except (KeyError, TypeError, OSError) as exc:
+                raise ReplayError(f"{doc_path}: commands[{i}] is malformed: {exc}") from exc
+
+    @property
+    def label(self) -> str:
+        return f"replay:{self.root.name}"
+
+    def _local(self, path: str) -> Path:
+        return self.root / "files" / path.lstrip("/\\").replace(":", "")
+
+    def read(self, path: str, max_bytes: int = MAX_READ) -> Read:
+        if path in self._doc.get("unreadable", []):
+            return Read(path, None, "permission-denied", "recorded as unreadable")
+        local = self._local(path)
+        if local.is_dir():
+            return Read(path, None, "not-a-file")
+        try:
+            data = local.read_bytes()
+        except FileNotFoundError:
+            return Read(path, None, "missing")
+        except OSError as exc:
+            return Read(path, None, "os-error", str(exc))
+        if len(data) > max_bytes:
+            return Read(path, None, "too-large", f"over {max_bytes} bytes")
+        return Read(path, data.decode("utf-8", errors="replace"))
+
+    def read_text(self, path: str) -> str | None:
+        return self.read(path).text
+
+    def listdir(self, path: str) -> tuple[str, ...] | None:
+        local = self._local(path)
+        try:
+            return tuple(sorted(p.name for p in local.iterdir()))
+        except OSError:
+            return None
+
+    def exists(self, path: str) -> bool:
+        return self._local(path).exists() or path in self._doc.get("links", {})
+
+    def realpath(self, path: str) -> str:
+        links: Mapping[str, str] = self._doc.get("links", {})
+        return links.get(path, path)
+
+    def which(self, name: str) -> str | None:
+        found = self._doc.get("which", {}).get(name)
+        return found if isinstance(found, str) else None
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
+        args = tuple(str(a) for a in argv)
+        for rec in self._commands:
+            if rec.argv == args:
+                detail = rec.detail or (f"{timeout:g} s" if rec.error == "timeout" else "")
+                return CommandResult(
+                    args, rec.returncode, rec.stdout, rec.stderr, rec.error, detail
+                )
+        # A command the capture did not record did not exist on that machine.
+        return CommandResult(args, None, error="not-found")
+
+    def env(self, name: str) -> str | None:
+        value = self._doc.get("env", {}).get(name)
+        return value if isinstance(value, str) else None
+
+    def environ(self) -> Mapping[str, str]:
+        env = self._doc.get("env", {})
+        return {k: v for k, v in env.items() if isinstance(v, str)}
+
+    def interpreter(self) -> Mapping[str, Any]:
+        interp = self._doc.get("interpreter", {})
+        return interp if isinstance(interp, dict) else {}
+
+    def disk_free(self, path: str) -> int | None:
+        disk = self._doc.get("disk_free", {})
+        value = disk.get(path)
+        return value if isinstance(value, int) else None
+
+    def nvml(self) -> Mapping[str, Any]:
+        snap = self._doc.get("nvml")
+        if isinstance(snap, dict):
+            return snap
+        return {"error": "NVML library not found", "code": "library-not-found"}

@@ -1,0 +1,99 @@
+"""Rendering helpers shared by the commands: the versioned JSON envelope, colour, tables.
+
+Only the CLI layer (``setup_env.cli`` and ``setup_env.commands``) calls these to print.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from setup_env import __version__
+from setup_env.facts import to_jsonable
+
+# Bump a kind's version when a field is removed or changes meaning; adding fields is compatible.
+SCHEMA_VERSIONS = {
+    "facts": 1,
+    "plan": 1,
+    "matrix": 1,
+    "verify": 1,
+    "doctor": 1,
+    "diagnose": 1,
+    "check": 1,
+    "install": 1,
+    "error": 1,
+}
+
+
+def envelope(kind: str, payload: Any) -> dict[str, Any]:
+    """The one JSON shape every ``--json`` output has."""
+    return {
+        "schema": f"setup-env/{kind}",
+        "schema_version": SCHEMA_VERSIONS[kind],
+        "tool": {"name": "setup-env", "version": __version__},
+        kind: to_jsonable(payload),
+    }
+
+
+def dumps(doc: Any) -> str:
+    return json.dumps(to_jsonable(doc), indent=2, sort_keys=False)
+
+
+def use_color(stream: TextIO, flag: bool | None = None) -> bool:
+    """--color/--no-color > NO_COLOR / FORCE_COLOR > is it a terminal."""
+    if flag is not None:
+        return flag
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
+
+
+class Style:
+    _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.color or not styles:
+            return text
+        codes = ";".join(self._CODES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    def severity(self, severity: str, text: str | None = None) -> str:
+        word = text if text is not None else severity
+        style = {"error": "red", "warning": "yellow", "info": "cyan", "ok": "green"}.get(severity)
+        return self(word, style, "bold") if style else word
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A plain aligned text table (like nvidia-smi's --query output, minus the box art)."""
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit in ("B", "KiB") else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def log(message: str, stream: TextIO | None = None) -> None:
+    """Logs and progress go to stderr, never mixed into --json on stdout."""
+    print(message, file=stream or sys.stderr, flush=True)
