@@ -17,7 +17,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, Union
+from typing import Any, Literal, Optional, TypeVar, Union
 
 SCHEMA_VERSION = 1
 
@@ -41,17 +41,17 @@ class Note:
 @dataclass(frozen=True)
 class OSInfo:
     family: Literal["linux", "darwin", "windows", "other"] = "other"
-    distro_id: str | None = None  # "ubuntu", "debian", "centos", "amzn"
-    distro_name: str | None = None  # "Ubuntu 22.04.4 LTS"
-    distro_version: str | None = None  # "22.04"
-    kernel: str | None = None  # "5.15.0-105-generic"
-    libc: str | None = None  # "glibc" | "musl"
-    glibc: str | None = None  # "2.35"
-    macos_version: str | None = None  # "14.4.1"
-    windows_build: str | None = None  # "10.0.22631"
-    wsl: int | None = None  # 1 or 2
-    container: str | None = None  # "docker" | "podman" | "kubernetes" | "lxc" | ...
-    virtualization: str | None = None  # "kvm", "xen", "hyperv", ...
+    distro_id: Optional[str] = None  # "ubuntu", "debian", "centos", "amzn"
+    distro_name: Optional[str] = None  # "Ubuntu 22.04.4 LTS"
+    distro_version: Optional[str] = None  # "22.04"
+    kernel: Optional[str] = None  # "5.15.0-105-generic"
+    libc: Optional[str] = None  # "glibc" | "musl"
+    glibc: Optional[str] = None  # "2.35"
+    macos_version: Optional[str] = None  # "14.4.1"
+    windows_build: Optional[str] = None  # "10.0.22631"
+    wsl: Optional[int] = None  # 1 or 2
+    container: Optional[str] = None  # "docker" | "podman" | "kubernetes" | "lxc" | ...
+    virtualization: Optional[str] = None  # "kvm", "xen", "hyperv", ...
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -62,24 +62,24 @@ class PythonInfo:
     free_threaded: bool = False
     machine: str = ""  # platform.machine() as the interpreter sees it: x86_64, arm64, AMD64
     is_64bit: bool = True
-    executable: str | None = None
+    executable: Optional[str] = None
     tags: tuple[str, ...] = ()  # most specific first, from packaging.tags.sys_tags()
-    rosetta: bool | None = None  # x86_64 Python translated by Rosetta 2 on an arm64 Mac
+    rosetta: Optional[bool] = None  # x86_64 Python translated by Rosetta 2 on an arm64 Mac
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class CpuInfo:
-    model: str | None = None
-    vendor: str | None = None
-    architecture: str | None = None  # the hardware's: x86_64, aarch64, arm64
-    physical_cores: int | None = None
-    logical_cores: int | None = None
-    isa_level: str | None = None  # "x86-64-v3", "x86-64-v4", "armv8.2-a"...
+    model: Optional[str] = None
+    vendor: Optional[str] = None
+    architecture: Optional[str] = None  # the hardware's: x86_64, aarch64, arm64
+    physical_cores: Optional[int] = None
+    logical_cores: Optional[int] = None
+    isa_level: Optional[str] = None  # "x86-64-v3", "x86-64-v4", "armv8.2-a"...
     flags: tuple[str, ...] = ()  # the ISA extensions that matter: avx2, avx512f, amx_tile, sve...
-    ram_bytes: int | None = None
-    disk_path: str | None = None
-    disk_free_bytes: int | None = None
+    ram_bytes: Optional[int] = None
+    disk_path: Optional[str] = None
+    disk_free_bytes: Optional[int] = None
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -88,45 +88,45 @@ class Gpu:
     index: int
     name: str
     vendor: Literal["nvidia", "amd", "intel", "apple"] = "nvidia"
-    compute_capability: str | None = None  # NVIDIA: "9.0"
-    gfx_arch: str | None = None  # AMD: "gfx942"
-    memory_bytes: int | None = None
-    pci_bus_id: str | None = None
-    uuid: str | None = None  # redacted in captures
-    mig_mode: bool | None = None
-    persistence_mode: bool | None = None
-    ecc_errors_uncorrected: int | None = None
-    pcie_gen_current: int | None = None
-    pcie_gen_max: int | None = None
-    pcie_width_current: int | None = None
-    pcie_width_max: int | None = None
+    compute_capability: Optional[str] = None  # NVIDIA: "9.0"
+    gfx_arch: Optional[str] = None  # AMD: "gfx942"
+    memory_bytes: Optional[int] = None
+    pci_bus_id: Optional[str] = None
+    uuid: Optional[str] = None  # redacted in captures
+    mig_mode: Optional[bool] = None
+    persistence_mode: Optional[bool] = None
+    ecc_errors_uncorrected: Optional[int] = None
+    pcie_gen_current: Optional[int] = None
+    pcie_gen_max: Optional[int] = None
+    pcie_width_current: Optional[int] = None
+    pcie_width_max: Optional[int] = None
     throttle_reasons: tuple[str, ...] = ()
     source: str = ""
 
 
 @dataclass(frozen=True)
 class NvidiaInfo:
-    driver_version: str | None = None  # "550.54.15"
-    cuda_driver_version: str | None = None  # highest CUDA the driver supports, "12.4"
-    kernel_module: Literal["open", "proprietary"] | None = None
+    driver_version: Optional[str] = None  # "550.54.15"
+    cuda_driver_version: Optional[str] = None  # highest CUDA the driver supports, "12.4"
+    kernel_module: Optional[Literal["open", "proprietary"]] = None
     gpus: tuple[Gpu, ...] = ()
-    error: str | None = None  # the driver is there but unusable: "driver/library mismatch"...
+    error: Optional[str] = None  # the driver is there but unusable: "driver/library mismatch"...
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class AppleInfo:
-    chip: str | None = None  # "Apple M3 Pro"
-    generation: int | None = None  # 3 for M3
-    variant: str | None = None  # "Pro" | "Max" | "Ultra" | None
-    gpu_cores: int | None = None
+    chip: Optional[str] = None  # "Apple M3 Pro"
+    generation: Optional[int] = None  # 3 for M3
+    variant: Optional[str] = None  # "Pro" | "Max" | "Ultra" | None
+    gpu_cores: Optional[int] = None
     mps_eligible: bool = False  # arm64 hardware + macOS >= 12.3 (MPS is built for 14+ from torch 2.x)
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class RocmInfo:
-    version: str | None = None  # "6.2.4"
+    version: Optional[str] = None  # "6.2.4"
     gpus: tuple[Gpu, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -134,17 +134,17 @@ class RocmInfo:
 @dataclass(frozen=True)
 class XpuInfo:
     gpus: tuple[Gpu, ...] = ()
-    driver_version: str | None = None
+    driver_version: Optional[str] = None
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class CudaToolkit:
     version: str  # "13.0"
-    full_version: str | None = None  # "13.0.88"
-    path: str | None = None  # "/usr/local/cuda-13.0"
-    nvcc: str | None = None
-    cudnn_version: str | None = None
+    full_version: Optional[str] = None  # "13.0.88"
+    path: Optional[str] = None  # "/usr/local/cuda-13.0"
+    nvcc: Optional[str] = None
+    cudnn_version: Optional[str] = None
     source: str = ""
 
 
@@ -154,25 +154,25 @@ class InstalledPackage:
 
     name: str
     version: str  # "2.13.0+cpu"
-    location: str | None = None
-    variant: str | None = None  # "cpu" | "cu130" | "rocm6.2" | "xpu" (local label or inferred)
-    cuda: str | None = None  # "13.0" from torch/version.py
-    hip: str | None = None
-    xpu: bool | None = None
-    installer: str | None = None  # pip | uv | conda (INSTALLER file)
+    location: Optional[str] = None
+    variant: Optional[str] = None  # "cpu" | "cu130" | "rocm6.2" | "xpu" (local label or inferred)
+    cuda: Optional[str] = None  # "13.0" from torch/version.py
+    hip: Optional[str] = None
+    xpu: Optional[bool] = None
+    installer: Optional[str] = None  # pip | uv | conda (INSTALLER file)
     shadowed: bool = False  # another install of the same name comes first on sys.path
     source: str = ""
 
 
 @dataclass(frozen=True)
 class CloudInfo:
-    provider: str | None = None  # "aws" | "gcp" | "azure" | "oci" | ...
-    instance_type: str | None = None
-    region: str | None = None
-    zone: str | None = None
-    image: str | None = None  # image hint, e.g. "Deep Learning AMI"
-    expected_gpus: int | None = None  # what the catalogue says this instance type has
-    expected_gpu_model: str | None = None
+    provider: Optional[str] = None  # "aws" | "gcp" | "azure" | "oci" | ...
+    instance_type: Optional[str] = None
+    region: Optional[str] = None
+    zone: Optional[str] = None
+    image: Optional[str] = None  # image hint, e.g. "Deep Learning AMI"
+    expected_gpus: Optional[int] = None  # what the catalogue says this instance type has
+    expected_gpu_model: Optional[str] = None
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -182,13 +182,13 @@ class Facts:
     os: OSInfo = field(default_factory=OSInfo)
     python: PythonInfo = field(default_factory=PythonInfo)
     cpu: CpuInfo = field(default_factory=CpuInfo)
-    nvidia: NvidiaInfo | None = None  # None: no NVIDIA driver or GPU seen at all
-    apple: AppleInfo | None = None
-    rocm: RocmInfo | None = None
-    xpu: XpuInfo | None = None
+    nvidia: Optional[NvidiaInfo] = None  # None: no NVIDIA driver or GPU seen at all
+    apple: Optional[AppleInfo] = None
+    rocm: Optional[RocmInfo] = None
+    xpu: Optional[XpuInfo] = None
     toolkits: tuple[CudaToolkit, ...] = ()
     packages: tuple[InstalledPackage, ...] = ()
-    cloud: CloudInfo | None = None
+    cloud: Optional[CloudInfo] = None
     notes: tuple[Note, ...] = ()
 
     # Convenience views for deciders.
@@ -210,7 +210,7 @@ class Facts:
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable(self)  # type: ignore[no-any-return]
 
-    def to_json(self, indent: int | None = 2) -> str:
+    def to_json(self, indent: Optional[int] = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
 
     @classmethod
