@@ -189,6 +189,9 @@ class Facts:
     toolkits: tuple[CudaToolkit, ...] = ()
     packages: tuple[InstalledPackage, ...] = ()
     cloud: Optional[CloudInfo] = None
+    # Environment variables that change what torch sees or loads (CUDA_VISIBLE_DEVICES,
+    # LD_LIBRARY_PATH, CUDA_HOME, PYTORCH_*, HIP_VISIBLE_DEVICES, ...), as found.
+    environment: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[Note, ...] = ()
 
     # Convenience views for deciders.
