@@ -140,7 +140,7 @@ GPUS: dict[str, tuple[str, str, str, str, float, str, list[str]]] = {
         192,
         "name inferred",
         ["S8", "S30"],
-    ),  # noqa: E501
+    ),
 }
 
 # --- instance families ------------------------------------------------------------------------
