@@ -173,6 +173,9 @@ class CloudInfo:
     image: Optional[str] = None  # image hint, e.g. "Deep Learning AMI"
     expected_gpus: Optional[int] = None  # what the catalogue says this instance type has
     expected_gpu_model: Optional[str] = None
+    bare_metal: Optional[bool] = None  # AWS "*.metal*" / OCI "BM.*" instance types
+    expected_host_arch: Optional[str] = None  # the catalogue's host CPU: x86_64 | aarch64
+    fabric_manager: Optional[bool] = None  # an NVSwitch baseboard: NVIDIA Fabric Manager needed
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
