@@ -3,7 +3,8 @@
 ``LiveHost`` reads this machine. ``ReplayHost`` replays a captured folder (``--root DIR``) so that
 every detection, and every bug report, can be reproduced anywhere. A captured folder looks like::
 
-    DIR/host.json          interpreter, env, which, links, disk, nvml snapshot, commands, unreadable
+    DIR/host.json          interpreter, env, which, links, disk, nvml snapshot, commands,
+                           unreadable, exists (seen, not copied), dirs (listings beyond files/)
     DIR/files/<abs path>   copies of the files probes read (files/etc/os-release, files/proc/...)
     DIR/commands/*.txt     stdout of recorded commands (named from host.json)
     DIR/SOURCES.md         where each file came from
@@ -142,6 +143,10 @@ class LiveHost:
     def realpath(self, path: str) -> str:
         return os.path.realpath(path)
 
+    def files_root(self) -> str:
+        """The folder that stands for ``/`` (for libraries that take a root_dir, like distro)."""
+        return os.path.abspath(os.sep)
+
     def which(self, name: str) -> str | None:
         return shutil.which(name, path=self._environ.get("PATH"))
 
@@ -222,8 +227,28 @@ def live_interpreter() -> dict[str, Any]:
         "sys_path": [p for p in sys.path if p],
         "prefix": sys.prefix,
         "base_prefix": sys.base_prefix,
+        "tags": most_specific_tags(),
     }
     return info
+
+
+def most_specific_tags() -> list[str]:
+    """The wheel tags of this interpreter's own ABI, most specific first (``packaging.tags``).
+
+    ``sys_tags()`` yields hundreds of tags (every older Python, ``py3-none-any``...); the ones that
+    decide between torch wheels are those of this interpreter and ABI (``cp311-cp311-*``, or
+    ``cp314-cp314t-*`` for a free-threaded build) over every platform tag it accepts.
+    """
+    from packaging import tags  # imported here: ~15 ms, only when the interpreter is examined
+
+    out: list[str] = []
+    first: tags.Tag | None = None
+    for tag in tags.sys_tags():
+        if first is None:
+            first = tag
+        if tag.interpreter == first.interpreter and tag.abi == first.abi:
+            out.append(str(tag))
+    return out
 
 
 # --- replay --------------------------------------------------------------------------------
@@ -288,7 +313,42 @@ class ReplayHost:
         return f"replay:{self.root.name}"
 
     def _local(self, path: str) -> Path:
-        return self.root / "files" / path.lstrip("/\\").replace(":", "")
+        """Where a captured file lives under ``files/``.
+
+        Links recorded in host.json are followed first (``/usr/local/cuda`` ->
+        ``/usr/local/cuda-13.0``). A ``:`` in a name (PCI bus ids such as ``0000:01:00.0``) is
+        stored as ``%3A`` so that a checkout works on Windows too; a Windows drive ``C:`` becomes
+        ``C``. Folders written by hand with the raw ``:`` (or with it dropped) are read as well.
+        """
+        path = self._follow_links(path.replace("\\", "/"))
+        if len(path) >= 2 and path[1] == ":" and path[0].isalpha():
+            path = path[0] + path[2:]
+        rel = path.lstrip("/")
+        base = self.root / "files"
+        encoded = base / rel.replace(":", "%3A")
+        if ":" not in rel or encoded.exists():
+            return encoded
+        for alt in (base / rel, base / rel.replace(":", "")):
+            if alt.exists():
+                return alt
+        return encoded
+
+    def _follow_links(self, path: str) -> str:
+        links: Mapping[str, str] = self._doc.get("links", {})
+        if not links:
+            return path
+        for _ in range(8):  # a chain of links, never a loop
+            for link, target in links.items():
+                if path == link or path.startswith(link.rstrip("/") + "/"):
+                    path = target + path[len(link.rstrip("/")) :]
+                    break
+            else:
+                return path
+        return path
+
+    def files_root(self) -> str:
+        """The folder that stands for ``/`` (for libraries that take a root_dir, like distro)."""
+        return str(self.root / "files")
 
     def read(self, path: str, max_bytes: int = MAX_READ) -> Read:
         if path in self._doc.get("unreadable", []):
@@ -311,17 +371,32 @@ class ReplayHost:
 
     def listdir(self, path: str) -> tuple[str, ...] | None:
         local = self._local(path)
+        dirs: Mapping[str, list[str]] = self._doc.get("dirs", {})
+        names: set[str] = set(dirs.get(path, ()))
         try:
-            return tuple(sorted(p.name for p in local.iterdir()))
+            names.update(p.name.replace("%3A", ":") for p in local.iterdir())
         except OSError:
-            return None
+            if path not in dirs:
+                return None
+        # Links recorded inside this folder (``/usr/local/cuda``) are entries too.
+        prefix = path.rstrip("/") + "/"
+        for link in self._doc.get("links", {}):
+            if link.startswith(prefix) and "/" not in link[len(prefix) :]:
+                names.add(link[len(prefix) :])
+        return tuple(sorted(names))
 
     def exists(self, path: str) -> bool:
-        return self._local(path).exists() or path in self._doc.get("links", {})
+        # "exists" lists what a capture saw but could not copy: device nodes (/dev/kfd), empty
+        # folders, files it chose not to keep.
+        return (
+            self._local(path).exists()
+            or path in self._doc.get("links", {})
+            or path in self._doc.get("exists", [])
+            or path in self._doc.get("dirs", {})
+        )
 
     def realpath(self, path: str) -> str:
-        links: Mapping[str, str] = self._doc.get("links", {})
-        return links.get(path, path)
+        return self._follow_links(path)
 
     def which(self, name: str) -> str | None:
         found = self._doc.get("which", {}).get(name)
@@ -360,3 +435,109 @@ class ReplayHost:
         if isinstance(snap, dict):
             return snap
         return {"error": "NVML library not found", "code": "library-not-found"}
+
+
+# --- recording (scripts/capture_host.py) -----------------------------------------------------
+
+
+class RecordingHost:
+    """Wraps a host and writes down everything probes asked of it, so it can be replayed.
+
+    ``capture()`` returns the raw material of a replay folder (``host.json`` document plus file
+    texts and command outputs); redaction and writing are the capture script's job.
+    """
+
+    def __init__(self, inner: Host) -> None:
+        import threading
+
+        self.inner = inner
+        self._lock = threading.Lock()
+        self.files: dict[str, str] = {}
+        self.unreadable: set[str] = set()
+        self.existing: set[str] = set()
+        self.listings: dict[str, tuple[str, ...]] = {}
+        self.links: dict[str, str] = {}
+        self.which_seen: dict[str, str | None] = {}
+        self.commands: list[CommandResult] = []
+        self.env_seen: dict[str, str | None] = {}
+        self.environ_read = False
+        self.interp: Mapping[str, Any] | None = None
+        self.disk: dict[str, int | None] = {}
+        self.nvml_snapshot: Mapping[str, Any] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"recording:{self.inner.label}"
+
+    def read(self, path: str, max_bytes: int = MAX_READ) -> Read:
+        result = self.inner.read(path, max_bytes)
+        with self._lock:
+            if result.text is not None:
+                self.files[path] = result.text
+            elif result.error == "permission-denied":
+                self.unreadable.add(path)
+        return result
+
+    def read_text(self, path: str) -> str | None:
+        return self.read(path).text
+
+    def listdir(self, path: str) -> tuple[str, ...] | None:
+        names = self.inner.listdir(path)
+        if names is not None:
+            with self._lock:
+                self.listings[path] = names
+        return names
+
+    def exists(self, path: str) -> bool:
+        found = self.inner.exists(path)
+        if found:
+            with self._lock:
+                self.existing.add(path)
+        return found
+
+    def realpath(self, path: str) -> str:
+        real = self.inner.realpath(path)
+        if real != path:
+            with self._lock:
+                self.links[path] = real
+        return real
+
+    def files_root(self) -> str | None:
+        root = getattr(self.inner, "files_root", None)
+        return root() if callable(root) else None
+
+    def which(self, name: str) -> str | None:
+        found = self.inner.which(name)
+        with self._lock:
+            self.which_seen[name] = found
+        return found
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
+        result = self.inner.run(argv, timeout)
+        with self._lock:
+            self.commands.append(result)
+        return result
+
+    def env(self, name: str) -> str | None:
+        value = self.inner.env(name)
+        with self._lock:
+            self.env_seen[name] = value
+        return value
+
+    def environ(self) -> Mapping[str, str]:
+        self.environ_read = True
+        return self.inner.environ()
+
+    def interpreter(self) -> Mapping[str, Any]:
+        self.interp = self.inner.interpreter()
+        return self.interp
+
+    def disk_free(self, path: str) -> int | None:
+        free = self.inner.disk_free(path)
+        with self._lock:
+            self.disk[path] = free
+        return free
+
+    def nvml(self) -> Mapping[str, Any]:
+        self.nvml_snapshot = self.inner.nvml()
+        return self.nvml_snapshot
