@@ -128,6 +128,7 @@ class AppleInfo:
 class RocmInfo:
     version: Optional[str] = None  # "6.2.4"
     gpus: tuple[Gpu, ...] = ()
+    driver_version: Optional[str] = None  # amdgpu/ROCk kernel module, "6.10.5"
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -135,6 +136,7 @@ class RocmInfo:
 class XpuInfo:
     gpus: tuple[Gpu, ...] = ()
     driver_version: Optional[str] = None
+    kernel_driver: Optional[str] = None  # the kernel driver bound to the GPU: "i915" | "xe"
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
