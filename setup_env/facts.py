@@ -148,6 +148,7 @@ class CudaToolkit:
     nvcc: Optional[str] = None
     cudnn_version: Optional[str] = None
     source: str = ""
+    found_by: tuple[str, ...] = ()  # "nvcc on PATH", "env:CUDA_HOME", "/usr/local/cuda"...
 
 
 @dataclass(frozen=True)
