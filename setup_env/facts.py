@@ -165,6 +165,7 @@ class InstalledPackage:
     installer: Optional[str] = None  # pip | uv | conda (INSTALLER file)
     shadowed: bool = False  # another install of the same name comes first on sys.path
     source: str = ""
+    variant_source: str = ""  # how the variant was known: "local version label", ...
 
 
 @dataclass(frozen=True)
