@@ -306,7 +306,7 @@ def service() -> Iterator[tuple[Service, str]]:
     svc = Service()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(svc))
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield svc, f"http://127.0.0.1:{server.server_address[1]}"
@@ -577,7 +577,7 @@ def test_proxy_environment_is_ignored(
     """A corporate proxy in the environment must never see metadata traffic [S13,S25]."""
     proxy_svc = Service()
     proxy = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(proxy_svc))
-    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread = threading.Thread(target=proxy.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         url = f"http://127.0.0.1:{proxy.server_address[1]}"
