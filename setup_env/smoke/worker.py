@@ -172,6 +172,19 @@ def _driver_cuda() -> Optional[str]:
     return None
 
 
+def _cpu_name() -> str:
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name") and ":" in line:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def build_info(torch: Any, request: str, all_devices: bool) -> Dict[str, Any]:
     """What this torch is and which devices it sees: plain data for the parent to judge."""
     info: Dict[str, Any] = {
@@ -269,9 +282,7 @@ def build_info(torch: Any, request: str, all_devices: bool) -> Dict[str, Any]:
     if "mps" in accel:
         names["mps"] = "Apple GPU (MPS)"
     if "cpu" in devices:
-        import platform
-
-        names["cpu"] = platform.processor() or platform.machine()
+        names["cpu"] = _cpu_name()
     info["gpus"] = gpus
     info["device_names"] = names
     return info
