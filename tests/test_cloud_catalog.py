@@ -79,7 +79,12 @@ def test_nvswitch_systems_need_fabric_manager(provider: str, itype: str) -> None
 
 @pytest.mark.parametrize(
     ("provider", "itype"),
-    [("aws", "p5.4xlarge"), ("aws", "g5.48xlarge"), ("gcp", "a3-highgpu-1g"), ("aws", "p3.16xlarge")],
+    [
+        ("aws", "p5.4xlarge"),
+        ("aws", "g5.48xlarge"),
+        ("gcp", "a3-highgpu-1g"),
+        ("aws", "p3.16xlarge"),
+    ],
 )
 def test_no_fabric_manager_without_a_whole_nvswitch_board(provider: str, itype: str) -> None:
     inst = CAT.lookup(provider, itype)
@@ -106,15 +111,17 @@ def test_find_across_providers() -> None:
 
 def test_vgpu_slice_counts_as_one() -> None:
     inst = CAT.lookup("azure", "Standard_NV6ads_A10_v5")
-    assert inst is not None and (inst.gpu_count, inst.gpu_fraction, inst.driver) == (1, "1/6", "grid")
+    assert inst is not None and (inst.gpu_count, inst.gpu_fraction, inst.driver) == (
+        1,
+        "1/6",
+        "grid",
+    )
 
 
 def test_gpu_names_resolve_in_the_gpu_catalogue() -> None:
     gpus = pytest.importorskip("setup_env.gpus", reason="the GPU catalogue has not landed yet")
     missing = [
-        g.name
-        for g in CAT.gpus.values()
-        if g.vendor == "nvidia" and gpus.lookup(g.name) is None
+        g.name for g in CAT.gpus.values() if g.vendor == "nvidia" and gpus.lookup(g.name) is None
     ]
     assert missing == []
 

@@ -122,9 +122,7 @@ def test_image_hints_offline(tmp_path: Path) -> None:
 
 
 def test_container_note(tmp_path: Path) -> None:
-    host = make_host(
-        tmp_path, {"chassis_asset_tag": "OracleCloud.com"}, files={"/.dockerenv": ""}
-    )
+    host = make_host(tmp_path, {"chassis_asset_tag": "OracleCloud.com"}, files={"/.dockerenv": ""})
     info, notes = cloud.detect(host)
     assert info is not None and info.provider == "oci"
     assert [n.code for n in notes] == ["cloud-seen-from-container"]
@@ -290,7 +288,9 @@ def make_handler(svc: Service) -> type[BaseHTTPRequestHandler]:
                     body = b'{"error":"Bad request. Required metadata header not specified"}'
                     return self._send(400, body)
                 if "api-version=" not in path:
-                    return self._send(400, b'{"error":"Bad request. api-version was not specified"}')
+                    return self._send(
+                        400, b'{"error":"Bad request. api-version was not specified"}'
+                    )
                 return self._send(200, json.dumps(AZURE_DOC).encode())
             if path.startswith("/opc/v2/"):
                 if h.get("authorization") != "Bearer Oracle":
