@@ -119,11 +119,22 @@ def test_vgpu_slice_counts_as_one() -> None:
 
 
 def test_gpu_names_resolve_in_the_gpu_catalogue() -> None:
+    """Every NVIDIA GPU named here is a model of setup_env.gpus, with the same cc."""
     gpus = pytest.importorskip("setup_env.gpus", reason="the GPU catalogue has not landed yet")
-    missing = [
-        g.name for g in CAT.gpus.values() if g.vendor == "nvidia" and gpus.lookup(g.name) is None
-    ]
-    assert missing == []
+    if not gpus.DATA_PATH.exists():
+        pytest.skip("the GPU catalogue's data file has not landed yet")
+    wrong = []
+    for g in CAT.gpus.values():
+        if g.vendor != "nvidia":
+            continue
+        model = gpus.lookup(g.name)
+        if (
+            model is None
+            or model.match != "exact"
+            or model.compute_capability != g.compute_capability
+        ):
+            wrong.append((g.name, model and (model.match, model.compute_capability)))
+    assert wrong == []
 
 
 def test_load_is_fast() -> None:

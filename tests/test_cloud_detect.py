@@ -12,6 +12,7 @@ header, OCI 401 without the bearer header.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -75,7 +76,7 @@ def test_identify_real_dmi(case: dict[str, Any]) -> None:
 def test_detect_replays_dmi_files_without_network(tmp_path: Path, case: dict[str, Any]) -> None:
     host = make_host(tmp_path, case["dmi"], case.get("hypervisor_uuid"))
     start = time.perf_counter()
-    info, notes = cloud.detect(host)  # a replay never sends a request without endpoints
+    info, _notes = cloud.detect(host)  # a replay never sends a request without endpoints
     assert time.perf_counter() - start < 0.5
     expect = case["expect"]
     if expect is None:
@@ -151,7 +152,7 @@ def test_windows_cim_query(tmp_path: Path, stdout: str, provider: str, itype: st
     host = make_host(
         tmp_path, system="Windows", commands=[{"argv": argv, "returncode": 0, "stdout": stdout}]
     )
-    info, notes = cloud.detect(host)
+    info, _notes = cloud.detect(host)
     assert info is not None
     assert (info.provider, info.instance_type) == (provider, itype)
 
@@ -234,10 +235,8 @@ def make_handler(svc: Service) -> type[BaseHTTPRequestHandler]:
                 self.send_header(k, v)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            try:
+            with contextlib.suppress(OSError):
                 self.wfile.write(body)
-            except OSError:
-                pass
 
         def _record(self) -> dict[str, str]:
             headers = {k.lower(): v for k, v in self.headers.items()}
@@ -273,7 +272,9 @@ def make_handler(svc: Service) -> type[BaseHTTPRequestHandler]:
                     "/computeMetadata/v1/instance/machine-type": (
                         b"projects/123456789012/machineTypes/a3-highgpu-8g"
                     ),
-                    "/computeMetadata/v1/instance/zone": b"projects/123456789012/zones/us-central1-a",
+                    "/computeMetadata/v1/instance/zone": (
+                        b"projects/123456789012/zones/us-central1-a"
+                    ),
                     "/computeMetadata/v1/instance/image": (
                         b"projects/deeplearning-platform-release/global/images/"
                         b"common-cu129-ubuntu-2404-nvidia-580-v20250901"
@@ -375,7 +376,7 @@ def test_aws_metadata_disabled_by_env(tmp_path: Path, service: tuple[Service, st
 def test_gcp_metadata(tmp_path: Path, service: tuple[Service, str]) -> None:
     svc, base = service
     host = make_host(tmp_path, {"sys_vendor": "Google", "product_name": "Google Compute Engine"})
-    info, notes = cloud.detect(host, endpoints=endpoints(base))
+    info, _notes = cloud.detect(host, endpoints=endpoints(base))
     assert info is not None
     assert (info.instance_type, info.zone, info.region) == (
         "a3-highgpu-8g",
@@ -399,7 +400,7 @@ def test_gcp_impostor_without_flavor_header(tmp_path: Path, service: tuple[Servi
 def test_azure_metadata(tmp_path: Path, service: tuple[Service, str]) -> None:
     svc, base = service
     host = make_host(tmp_path, {"chassis_asset_tag": cloud.AZURE_ASSET_TAG})
-    info, notes = cloud.detect(host, endpoints=endpoints(base))
+    info, _notes = cloud.detect(host, endpoints=endpoints(base))
     assert info is not None
     assert (info.instance_type, info.region, info.zone, info.image) == (
         "Standard_ND96isr_H100_v5",
@@ -408,7 +409,7 @@ def test_azure_metadata(tmp_path: Path, service: tuple[Service, str]) -> None:
         "microsoft-dsvm:ubuntu-hpc:2204",
     )
     assert info.fabric_manager is True
-    (method, path, headers) = svc.requests[0]
+    (_method, path, headers) = svc.requests[0]
     assert path == f"/metadata/instance?api-version={cloud.AZURE_API_VERSION}"
     assert headers["metadata"] == "true"
 
@@ -532,7 +533,7 @@ def test_this_machine_sends_nothing(service: tuple[Service, str]) -> None:
 
 
 def test_metadata_flag_asks_without_dmi(tmp_path: Path, service: tuple[Service, str]) -> None:
-    svc, base = service
+    _svc, base = service
     host = make_host(tmp_path)
     info, _ = cloud.detect(host, metadata=True, endpoints=endpoints(base))
     assert info is not None
@@ -585,7 +586,7 @@ def test_proxy_environment_is_ignored(
             monkeypatch.setenv(var, url)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        svc, base = service
+        _svc, base = service
         host = make_host(tmp_path, {"chassis_asset_tag": "OracleCloud.com"})
         info, _ = cloud.detect(host, endpoints=endpoints(base))
         assert info is not None and info.instance_type == "BM.GPU.H100.8"

@@ -108,7 +108,7 @@ def test_bad_input_is_one_clear_line(argv: tuple[str, ...], message: str) -> Non
 
 
 def test_provider_inferred_from_a_unique_name() -> None:
-    facts, advice = what_if("--instance-type", "standard_nd96isr_h100_v5")
+    _facts, advice = what_if("--instance-type", "standard_nd96isr_h100_v5")
     assert advice.provider == "azure" and advice.fabric_manager
 
 
