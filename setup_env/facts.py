@@ -233,7 +233,8 @@ class Facts:
                 f"facts schema_version {version!r} is not supported (this setup-env reads "
                 f"{SCHEMA_VERSION})"
             )
-        return from_jsonable(cls, data, "facts")
+        facts: Facts = from_jsonable(cls, data, "facts")
+        return facts
 
     @classmethod
     def from_json(cls, text: str) -> Facts:
