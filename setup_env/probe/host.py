@@ -224,12 +224,21 @@ def live_interpreter() -> dict[str, Any]:
         "mac_ver": platform.mac_ver()[0] or None,
         "win32_ver": platform.win32_ver()[1] or None,
         "libc_ver": list(libc),
-        "sys_path": [p for p in sys.path if p],
+        "sys_path": import_path(),
         "prefix": sys.prefix,
         "base_prefix": sys.base_prefix,
         "tags": most_specific_tags(),
     }
     return info
+
+
+def import_path() -> list[str]:
+    """sys.path as `python -c "import torch"` sees it: without this program's own first entry
+    (the script's folder or the working directory), which is not where packages are installed."""
+    paths = list(sys.path)
+    if paths and not getattr(sys.flags, "safe_path", False):
+        paths = paths[1:]
+    return [p for p in paths if p]
 
 
 def most_specific_tags() -> list[str]:
