@@ -34,7 +34,7 @@ import json
 import re
 import time
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -413,7 +413,7 @@ class Fetcher:
             chunks: list[bytes] = []
             total = 0
             try:
-                for chunk in resp.iter_content(chunk_size=65536):
+                for chunk in _chunks(resp):
                     total += len(chunk)
                     if total > self.max_bytes:
                         raise IndexFetchError(
@@ -434,6 +434,22 @@ class Fetcher:
             return Answer(
                 resp.url, resp.status_code, ctype, b"".join(chunks), time.monotonic() - start
             )
+
+
+def _chunks(resp: Any) -> Iterator[bytes]:
+    """Body chunks as they arrive (so a server trickling bytes meets the deadline check).
+
+    urllib3 2 has ``read1`` (returns what is there, decoded); with urllib3 1.26 small chunks.
+    """
+    raw = resp.raw
+    if hasattr(raw, "read1"):
+        while True:
+            data = raw.read1(65536, decode_content=True)
+            if not data:
+                return
+            yield data
+    else:  # pragma: no cover - urllib3 1.26
+        yield from resp.iter_content(chunk_size=4096)
 
 
 def _short(exc: BaseException) -> str:
