@@ -122,6 +122,9 @@ _DISTRO_IDS = (
 )
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 class CollectEnvError(ValueError):
     """The text is not a collect_env report (nothing in it could be recognised)."""
 
@@ -173,6 +176,8 @@ def _version_prefix(text: Optional[str], parts: int = 3) -> Optional[str]:
 
 def parse(text: str) -> Report:
     """Parse a collect_env paste. Raises :class:`CollectEnvError` when nothing is recognised."""
+    # Terminal control characters (an ANSI escape in a paste) never reach our output.
+    text = _CONTROL.sub("", text)
     lines = [_clean_line(x) for x in text.splitlines()]
     fields: dict[str, str] = {}
     gpu_lines: list[str] = []

@@ -1,17 +1,211 @@
-"""`setup-env diagnose` (skeleton: the issue that owns this command fills it in)."""
+"""`setup-env diagnose FILE|-`: read a pasted ``python -m torch.utils.collect_env`` report, say
+what is wrong and which install command fixes it.
+
+Exit codes: 0 no error-level finding; 1 at least one; 2 the input can't be read or is not a
+collect_env report.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Optional
 
 from setup_env.exitcodes import ExitCode
 
+if TYPE_CHECKING:
+    from setup_env.collect_env import Report
+    from setup_env.doctor import Finding
+    from setup_env.plan import Plan
+    from setup_env.render import Style
+
+MAX_BYTES = 4_000_000  # a collect_env report is a few KiB; a whole issue thread is still small
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
+    parser.add_argument(
+        "file",
+        metavar="FILE",
+        help="the report (markdown fences, <details>, quoting and prompts are fine); - for stdin",
+    )
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        data = (
+            sys.stdin.buffer.read(MAX_BYTES + 1)
+            if hasattr(sys.stdin, "buffer")
+            else (sys.stdin.read(MAX_BYTES + 1).encode("utf-8", "replace"))
+        )
+    else:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"input is larger than {MAX_BYTES // 1_000_000} MB; paste only the report")
+    if b"\x00" in data[:4096]:
+        raise ValueError("input is binary, not a text report")
+    return data.decode("utf-8", errors="replace")
+
+
+def report_findings(report: Report, findings: tuple[Finding, ...]) -> list[Finding]:
+    """What only the report shows (torch's own verdict on CUDA), beyond the doctor's findings."""
+    from setup_env.doctor import Finding
+
+    out: list[Finding] = []
+    facts = report.facts
+    torch = facts.package("torch")
+    gpus = facts.nvidia.gpus if facts.nvidia else ()
+    if (
+        report.cuda_available is False
+        and torch is not None
+        and (torch.cuda or (torch.variant or "").startswith("cu"))
+        and gpus
+    ):
+        explained = [f.code for f in findings if f.severity == "error"]
+        out.append(
+            Finding(
+                "torch-cuda-unavailable",
+                "error",
+                f"torch {torch.version} is a CUDA build, yet it reported CUDA as unavailable",
+                evidence=(
+                    "Is CUDA available: False",
+                    f"GPU: {', '.join(g.name for g in gpus)}",
+                ),
+                fix=(
+                    "see " + ", ".join(explained)
+                    if explained
+                    else "check the driver (`nvidia-smi`), CUDA_VISIBLE_DEVICES, and that the "
+                    "process can open /dev/nvidia*"
+                ),
+            )
+        )
+    if report.truncated:
+        out.append(
+            Finding(
+                "report-truncated",
+                "info",
+                "the report is partial: it stops before its library list ends",
+                evidence=("what follows the cut (libraries, conda packages) is unknown",),
+            )
+        )
+    return out
+
+
+def _describe(report: Report) -> list[str]:
+    f = report.facts
+    torch = f.package("torch")
+    lines = []
+    if torch is not None:
+        build = torch.variant or ("CUDA " + torch.cuda if torch.cuda else "unknown build")
+        lines.append(f"torch      {torch.version} ({build})")
+    else:
+        lines.append("torch      not installed (or not reported)")
+    os_text = f.os.distro_name or f.os.family
+    if f.os.macos_version:
+        os_text = f"macOS {f.os.macos_version}"
+    if f.os.wsl:
+        os_text += f" (WSL{f.os.wsl})"
+    lines.append(f"OS         {os_text}" + (f", glibc {f.os.glibc}" if f.os.glibc else ""))
+    if f.python.version:
+        lines.append(f"Python     {f.python.version} {f.python.machine}".rstrip())
+    gpus = f.gpus
+    if gpus:
+        names: dict[str, int] = {}
+        for g in gpus:
+            names[g.name] = names.get(g.name, 0) + 1
+        listed = ", ".join(f"{n}x {name}" if n > 1 else name for name, n in names.items())
+        lines.append(f"GPU        {listed}")
+    if f.nvidia and f.nvidia.driver_version:
+        lines.append(f"driver     NVIDIA {f.nvidia.driver_version}")
+    if f.rocm and f.rocm.version:
+        lines.append(f"ROCm       HIP {f.rocm.version}")
+    if report.cuda_available is not None:
+        lines.append(f"CUDA usable by torch: {'yes' if report.cuda_available else 'no'}")
+    return lines
+
+
+def render_text(
+    report: Report,
+    findings: tuple[Finding, ...],
+    plan: Optional[Plan],
+    style: Style,
+    verbose: int = 0,
+) -> str:
+    from setup_env.commands.doctor import headline, render_findings
+
+    out = [style("The report says:", "bold")]
+    out += ["  " + line for line in _describe(report)]
+    out.append("")
+    out.append(f"{style('Diagnosis', 'bold')}: {headline(findings)}")
+    if findings:
+        out.append(render_findings(findings, style, verbose))
+    if plan is not None and plan.command:
+        out.append("")
+        label = (
+            "Install command for this machine"
+            if plan.status == "ok"
+            else (f"Best install command ({plan.status})")
+        )
+        out.append(f"{style(label, 'bold')}:")
+        out.append(f"  {style('$ ' + plan.command, 'bold')}")
+        for reason in plan.reasons[: 3 if verbose else 1]:
+            out.append(f"  {style(reason, 'dim')}")
+    elif plan is not None and plan.fixes:
+        out.append("")
+        out.append(style("No PyTorch build fits as reported; ranked ways out:", "bold"))
+        for fx in plan.fixes:
+            out.append(
+                f"  {fx.rank}. {fx.summary}" + (f"\n     $ {fx.command}" if fx.command else "")
+            )
+    return "\n".join(out)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("setup-env diagnose: not built yet", file=sys.stderr)
-    return int(ExitCode.USAGE)
+    from setup_env import render
+    from setup_env.collect_env import CollectEnvError, parse
+    from setup_env.commands.doctor import counts, finding_json, plan_json, safe_plan
+    from setup_env.doctor import SEVERITY_ORDER, examine
+
+    try:
+        text = _read(args.file)
+        report = parse(text)
+    except (OSError, ValueError, CollectEnvError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        name = "stdin" if args.file == "-" else args.file
+        message = f"setup-env diagnose: {name}: {reason}"
+        if args.json:
+            doc = {"code": "bad-input", "message": f"{name}: {reason}"}
+            print(render.dumps(render.envelope("error", doc)))
+        print(message, file=sys.stderr)
+        return int(ExitCode.USAGE)
+    plan, plan_error = safe_plan(report.facts)
+    findings = examine(report.facts, plan)
+    findings = tuple(
+        sorted(
+            findings + tuple(report_findings(report, findings)),
+            key=lambda f: SEVERITY_ORDER[f.severity],
+        )
+    )
+    code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK
+    if args.json:
+        payload = {
+            "ok": code == ExitCode.OK,
+            "report": {
+                "cuda_available": report.cuda_available,
+                "xpu_available": report.xpu_available,
+                "debug_build": report.debug_build,
+                "truncated": report.truncated,
+            },
+            "facts": report.facts,
+            "counts": counts(findings),
+            "findings": [finding_json(f) for f in findings],
+            "plan": plan_json(plan),
+            "plan_error": plan_error,
+        }
+        print(render.dumps(render.envelope("diagnose", payload)))
+        return int(code)
+    style = render.Style(render.use_color(sys.stdout, args.color))
+    print(render_text(report, findings, plan, style, args.verbose))
+    if plan_error and args.verbose:
+        print(style(f"(no install plan: {plan_error})", "dim"))
+    return int(code)

@@ -1,17 +1,169 @@
-"""`setup-env doctor` (skeleton: the issue that owns this command fills it in)."""
+"""`setup-env doctor`: what is wrong with the installed PyTorch on this machine, with the fix.
+
+Exit codes: 0 no error-level finding; 1 at least one; 2 usage; 3 the machine (``--root``) or the
+facts file (``--facts``) could not be examined.
+
+The helpers here (``load_facts``, ``safe_plan``, ``render_findings``, ``findings_json``) are
+shared with ``diagnose`` and ``check``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
 
 from setup_env.exitcodes import ExitCode
 
+if TYPE_CHECKING:
+    from setup_env.doctor import Finding
+    from setup_env.facts import Facts
+    from setup_env.plan import Plan
+    from setup_env.render import Style
+
+_LABEL = {"error": "ERROR", "warning": "WARN ", "info": "INFO "}
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument(
+        "--root",
+        metavar="DIR",
+        help="examine a machine captured by scripts/capture_host.py instead of this one",
+    )
+    src.add_argument(
+        "--facts",
+        metavar="FILE",
+        help="examine the facts in FILE (`setup-env detect --json` output from another machine)",
+    )
+
+
+class Unexaminable(Exception):
+    """The machine or facts named on the command line can't be read."""
+
+
+def load_facts(root: Optional[str], facts_file: Optional[str] = None) -> tuple[Facts, str]:
+    """Facts from ``--facts FILE``, a replayed ``--root DIR``, or this machine; and a label."""
+    from setup_env.facts import Facts, FactsError
+
+    if facts_file:
+        try:
+            with open(facts_file, encoding="utf-8") as fh:
+                text = fh.read(20_000_000)
+        except OSError as exc:
+            raise Unexaminable(f"cannot read {facts_file}: {exc.strerror or exc}") from exc
+        try:
+            return Facts.from_json(text), facts_file
+        except FactsError as exc:
+            raise Unexaminable(f"{facts_file} is not a facts document: {exc}") from exc
+    from setup_env.probe.detect import detect
+    from setup_env.probe.host import Host, LiveHost, ReplayError, ReplayHost
+
+    host: Host
+    if root:
+        try:
+            host = ReplayHost(Path(root))
+        except ReplayError as exc:
+            raise Unexaminable(f"cannot examine {root}: {exc}") from exc
+    else:
+        host = LiveHost()
+    return detect(host), host.label
+
+
+def safe_plan(facts: Facts) -> tuple[Optional[Plan], Optional[str]]:
+    """The plan for these facts, or None and why (the doctor still runs without one)."""
+    from setup_env.plan import make_plan
+
+    try:
+        return make_plan(facts), None
+    except NotImplementedError:
+        return None, "the planner is not available in this build"
+    except Exception as exc:  # a planner bug must not hide the doctor's findings
+        return None, f"planning failed ({type(exc).__name__}: {exc})"
+
+
+def counts(findings: Sequence[Finding]) -> dict[str, int]:
+    out = {"error": 0, "warning": 0, "info": 0}
+    for f in findings:
+        out[f.severity] += 1
+    return out
+
+
+def headline(findings: Sequence[Finding]) -> str:
+    c = counts(findings)
+    if not findings:
+        return "no problems found"
+    pairs = (("error", c["error"]), ("warning", c["warning"]), ("note", c["info"]))
+    parts = [f"{n} {word}{'' if n == 1 else 's'}" for word, n in pairs if n]
+    return ", ".join(parts)
+
+
+def render_findings(findings: Sequence[Finding], style: Style, verbose: int = 0) -> str:
+    """Findings, most severe first, each with its evidence and the fix (command under it)."""
+    lines: list[str] = []
+    for f in findings:
+        label = style.severity(f.severity, _LABEL[f.severity])
+        lines.append(f"{label} {f.title}  {style('[' + f.code + ']', 'dim')}")
+        for ev in f.evidence if (verbose or f.severity != "info") else f.evidence[:1]:
+            lines.append(f"       {style('·', 'dim')} {ev}")
+        if f.fix:
+            lines.append(f"       fix: {f.fix}")
+        if f.command:
+            lines.append(f"         {style('$ ' + f.command, 'bold')}")
+    return "\n".join(lines)
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "code": f.code,
+        "severity": f.severity,
+        "title": f.title,
+        "evidence": list(f.evidence),
+        "fix": f.fix,
+        "command": f.command,
+        **({"details": dict(f.details)} if f.details else {}),
+    }
+
+
+def plan_json(plan: Optional[Plan]) -> Any:
+    from setup_env.facts import to_jsonable
+
+    return to_jsonable(plan) if plan is not None else None
 
 
 def run(args: argparse.Namespace) -> int:
-    print("setup-env doctor: not built yet", file=sys.stderr)
-    return int(ExitCode.USAGE)
+    from setup_env import render
+    from setup_env.doctor import examine
+
+    try:
+        facts, label = load_facts(args.root, args.facts)
+    except Unexaminable as exc:
+        if args.json:
+            doc = {"code": "unexaminable", "message": str(exc)}
+            print(render.dumps(render.envelope("error", doc)))
+        print(f"setup-env doctor: {exc}", file=sys.stderr)
+        return int(ExitCode.UNEXAMINABLE)
+    plan, plan_error = safe_plan(facts)
+    findings = examine(facts, plan)
+    code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK
+    if args.json:
+        payload = {
+            "machine": label,
+            "ok": code == ExitCode.OK,
+            "counts": counts(findings),
+            "findings": [finding_json(f) for f in findings],
+            "plan": plan_json(plan),
+            "plan_error": plan_error,
+        }
+        print(render.dumps(render.envelope("doctor", payload)))
+        return int(code)
+    style = render.Style(render.use_color(sys.stdout, args.color))
+    where = "this machine" if label == "live" else label
+    print(f"{style('setup-env doctor', 'bold')} ({where}): {headline(findings)}")
+    if findings:
+        print(render_findings(findings, style, args.verbose))
+    if plan_error and args.verbose:
+        print(style(f"(no install plan: {plan_error})", "dim"))
+    return int(code)
