@@ -100,7 +100,8 @@ class _Child:
         self.events: queue.Queue[Optional[dict[str, Any]]] = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=300)
         self.noise: collections.deque[str] = collections.deque(maxlen=50)
-        threading.Thread(target=self._read_out, daemon=True).start()
+        self._out_thread = threading.Thread(target=self._read_out, daemon=True)
+        self._out_thread.start()
         self._err_thread = threading.Thread(target=self._read_err, daemon=True)
         self._err_thread.start()
 
@@ -119,12 +120,14 @@ class _Child:
                 self.events.put(ev)
             else:
                 self.noise.append(line)
+        self.proc.stdout.close()
         self.events.put(None)  # EOF
 
     def _read_err(self) -> None:
         assert self.proc.stderr is not None
         for raw in self.proc.stderr:
             self.stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
+        self.proc.stderr.close()
 
     def next_event(self, deadline: float) -> tuple[str, Optional[dict[str, Any]]]:
         """("event", ev) | ("eof", None) | ("timeout", None)."""
@@ -142,7 +145,7 @@ class _Child:
             rc = self.proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             return None
-        self._err_thread.join(timeout=1.0)
+        self._err_thread.join(timeout=5.0)
         return rc
 
     def stderr_text(self) -> str:
@@ -159,7 +162,8 @@ class _Child:
                 self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        self._err_thread.join(timeout=1.0)
+        self._err_thread.join(timeout=5.0)
+        self._out_thread.join(timeout=5.0)
 
 
 class _FactsThread:

@@ -1,0 +1,296 @@
+"""Pure verify decisions: error classification on real error text, arch coverage, build/device/
+arch judgements against facts, and speed beside a catalogue peak. No torch, no processes."""
+
+from __future__ import annotations
+
+import pytest
+
+from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo
+from setup_env.smoke.decide import (
+    arch_coverage,
+    classify_error,
+    decide_arch,
+    decide_build,
+    decide_device,
+    judge_speed,
+    last_line,
+)
+from setup_env.smoke.model import CheckResult
+
+# Real error text, each from the public report named beside it (copied as posted).
+REAL_ERRORS = [
+    # https://github.com/pytorch/pytorch/issues/165812
+    (
+        'venv/lib64/python3.11/site-packages/torch/__init__.py", line 427, in <module>\n'
+        "    from torch._C import *  # noqa: F403\n"
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+        "missing-library",
+        "nvidia-cudnn",
+    ),
+    # https://github.com/pytorch/pytorch/issues/104259
+    (
+        "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+        "missing-library",
+        "nvidia-cudnn",
+    ),
+    # https://github.com/semchan/NLUT/issues/15
+    (
+        "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or "
+        "directory",
+        "broken-install",
+        "force-reinstall",
+    ),
+    # https://github.com/pytorch/pytorch/issues/135013 (torch 2.4.0 with NumPy 2.1.0)
+    (
+        "A module that was compiled using NumPy 1.x cannot be run in\n"
+        "NumPy 2.1.0 as it may crash. To support both 1.x and 2.x\n"
+        "versions of NumPy, modules must be compiled with NumPy 2.0.\n"
+        "Some module may need to rebuild instead e.g. with 'pybind11>=2.12'.",
+        "numpy-abi",
+        "numpy<2",
+    ),
+    # https://github.com/xai4space/meteors/issues/20 (the warning torch itself raises)
+    (
+        "<stdin>:1: UserWarning: Failed to initialize NumPy: _ARRAY_API not found (Triggered "
+        "internally at ..\\torch\\csrc\\utils\\tensor_numpy.cpp:84.)",
+        "numpy-abi",
+        "numpy<2",
+    ),
+    # https://github.com/pytorch/pytorch/issues/131312
+    (
+        "ImportError: /home/dp/anaconda3/envs/ComfyUI/lib/python3.11/site-packages/torch/lib/../"
+        "../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, "
+        "version libnvJitLink.so.12",
+        "undefined-symbol",
+        "LD_LIBRARY_PATH",
+    ),
+    # https://github.com/THU-MIG/yolov10/issues/306
+    (
+        "ImportError: /root/.local/conda/envs/yolov10/lib/python3.9/site-packages/torch/lib/"
+        "libtorch_cuda.so: undefined symbol: ncclCommRegister",
+        "undefined-symbol",
+        "nvidia",
+    ),
+    # https://github.com/huggingface/diffusers/issues/5247 (French Windows)
+    (
+        "OSError: [WinError 126] Le module spécifié est introuvable. Error loading "
+        '"C:\\ai\\stable-diffusion-webui\\venv\\lib\\site-packages\\torch\\lib\\c10.dll" or one '
+        "of its dependencies.",
+        "windows-dll",
+        "Visual C++",
+    ),
+    # https://github.com/pytorch/pytorch/pull/162531 (a cu130 wheel on a CUDA 12.8 driver)
+    (
+        "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found "
+        "version 12080). Please update your GPU driver by downloading and installing a new "
+        "version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: "
+        "https://pytorch.org/ to install a PyTorch version that has been compiled with your "
+        "version of the CUDA driver.",
+        "driver-too-old",
+        "driver",
+    ),
+    # https://github.com/ademakdogan/nails_segmentation/issues/8
+    (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "arch-missing",
+        "setup-env plan",
+    ),
+    # https://github.com/jiangyzy/GOAE/issues/16
+    (
+        "NVIDIA RTX A6000 with CUDA capability sm_86 is not compatible with the current PyTorch "
+        "installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 "
+        "sm_70.",
+        "arch-missing",
+        "setup-env plan",
+    ),
+    # https://github.com/pytorch/pytorch/issues/131117
+    (
+        "UserWarning: CUDA initialization: CUDA driver initialization failed, you might not have "
+        "a CUDA gpu.",
+        "no-driver",
+        "nvidia-smi",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "code", "fix_word"), REAL_ERRORS)
+def test_classify_real_errors(text: str, code: str, fix_word: str) -> None:
+    diag = classify_error(text, torch_version="2.13.0+cu130")
+    assert diag is not None
+    assert diag.code == code
+    assert fix_word in diag.fix
+    assert "\n" not in diag.cause
+
+
+def test_driver_too_old_names_the_cuda_it_supports() -> None:
+    diag = classify_error(REAL_ERRORS[8][0])
+    assert diag is not None and "CUDA 12.8" in diag.cause
+
+
+def test_missing_cudnn_fix_names_the_wheel_for_torchs_cuda() -> None:
+    diag = classify_error(REAL_ERRORS[0][0], torch_version="2.14.1+cu130")
+    assert diag is not None and "nvidia-cudnn-cu13" in diag.fix
+
+
+def test_signals_and_unknown_text() -> None:
+    ill = classify_error("", returncode=-4)
+    assert ill is not None and ill.code == "illegal-instruction"
+    seg = classify_error("", returncode=-11)
+    assert seg is not None and "SIGSEGV" in seg.cause
+    assert classify_error("RuntimeError: something nobody has seen") is None
+    assert classify_error("", returncode=1) is None
+
+
+def test_last_line_of_a_traceback() -> None:
+    tb = 'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: bad thing\n'
+    assert last_line(tb) == "ValueError: bad thing"
+    assert last_line("") == ""
+
+
+# Arch lists as PyPI wheels really carry them (VERIFIED.md §3).
+CU130_X86 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+CU130_ARM = ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"]
+CU128_X86 = ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+
+
+@pytest.mark.parametrize(
+    ("arch_list", "cc", "kind"),
+    [
+        (CU130_X86, (8, 9), "sass"),  # RTX 4090 runs the sm_86 SASS
+        (CU130_X86, (12, 0), "sass"),  # RTX 5090
+        (CU130_X86, (7, 0), "none"),  # V100: dropped in cu130
+        (CU128_X86, (7, 0), "sass"),  # ... but still in 2.9.1+cu128
+        (CU130_X86, (6, 0), "none"),  # P100
+        (CU130_ARM, (7, 5), "none"),  # T4G on Graviton (g5g): no sm_75 on aarch64
+        (CU130_ARM, (8, 7), "sass"),  # Orin-class 8.7 runs sm_80 SASS
+        (["sm_80", "sm_90a"], (9, 0), "sass"),  # arch-specific runs on exactly 9.0
+        (["sm_80", "sm_90a"], (9, 1), "none"),  # ... and nowhere else
+        (["sm_80", "compute_80"], (9, 0), "ptx"),  # PTX JIT-compiles forward
+        (["sm_100f"], (10, 3), "sass"),  # family target
+        ([], (8, 0), "none"),
+    ],
+)
+def test_arch_coverage(arch_list: list[str], cc: tuple[int, int], kind: str) -> None:
+    assert arch_coverage(arch_list, cc)[0] == kind
+
+
+def _nvidia_facts(cc: str, driver_cuda: str = "13.0", torch: str = "2.13.0+cu130") -> Facts:
+    gpu = Gpu(index=0, name="NVIDIA GeForce RTX 5090", compute_capability=cc)
+    return Facts(
+        nvidia=NvidiaInfo(driver_version="580.65.06", cuda_driver_version=driver_cuda, gpus=(gpu,)),
+        packages=(InstalledPackage(name="torch", version=torch, cuda="13.0"),),
+    )
+
+
+def _cuda_info(**over: object) -> dict[str, object]:
+    info: dict[str, object] = {
+        "torch_version": "2.13.0+cu130",
+        "cuda": "13.0",
+        "cudnn": "9.13.0",
+        "nccl": "2.27.7",
+        "arch_list": CU130_X86,
+        "driver_cuda": "13.0",
+        "devices": ["cuda:0"],
+        "device_names": {"cuda:0": "NVIDIA GeForce RTX 5090"},
+        "gpus": [{"device": "cuda:0", "name": "NVIDIA GeForce RTX 5090", "capability": "12.0"}],
+        "accelerator_count": 1,
+    }
+    info.update(over)
+    return info
+
+
+def test_arch_pass_and_driver_checks() -> None:
+    facts = _nvidia_facts("12.0")
+    assert decide_arch(_cuda_info(), facts).status == "pass"
+    old = decide_arch(_cuda_info(driver_cuda="12.8"), facts)
+    assert old.status == "fail" and "12.8" in old.message and old.fix == "upgrade the NVIDIA driver"
+    minor = decide_arch(_cuda_info(cuda="13.2", driver_cuda="13.0"), facts)
+    assert minor.status == "warn"
+
+
+def test_arch_fails_for_gpu_missing_from_wheel_using_facts_when_torch_cannot_see_it() -> None:
+    # torch could not initialise CUDA (gpus empty): the facts' compute capability decides.
+    res = decide_arch(_cuda_info(gpus=[], driver_cuda=None), _nvidia_facts("7.0"))
+    assert res.status == "fail" and "sm_70" in res.message
+
+
+def test_arch_skips_on_cpu_build() -> None:
+    assert decide_arch({"torch_version": "2.13.0+cpu", "cuda": None}, None).status == "skip"
+
+
+def test_build_detects_shadowed_torch() -> None:
+    facts = _nvidia_facts("12.0", torch="2.12.0+cu130")
+    res = decide_build(_cuda_info(torch_file="/home/u/.local/torch"), facts, same_interpreter=True)
+    assert res.status == "fail" and "shadows" in res.message
+    # Verifying another interpreter: this machine's metadata says nothing about it.
+    assert decide_build(_cuda_info(), facts, same_interpreter=False).status == "pass"
+
+
+def test_build_warns_when_loaded_cudnn_is_not_the_wheel() -> None:
+    info = _cuda_info(cudnn_wheels={"nvidia-cudnn-cu13": "9.13.0.50"}, cudnn="9.1.0")
+    res = decide_build(info, None, same_interpreter=True)
+    assert res.status == "warn" and "nvidia-cudnn-cu13" in res.message
+
+
+def test_device_fails_for_cpu_build_on_gpu_machine() -> None:
+    info = {"torch_version": "2.13.0+cpu", "cuda": None, "devices": ["cpu"]}
+    res = decide_device(info, _nvidia_facts("9.0"), None)
+    assert (
+        res.status == "fail"
+        and "CPU-only build" in res.message
+        and "setup-env plan" in (res.fix or "")
+    )
+    # Asked for the CPU on purpose: fine.
+    assert decide_device(info, _nvidia_facts("9.0"), "cpu").status == "pass"
+    # No GPU in the facts: the CPU is the best device.
+    assert decide_device(info, Facts(), None).status == "pass"
+
+
+def test_device_explains_cuda_unavailable_with_driver_warning() -> None:
+    info = _cuda_info(devices=["cpu"], accelerator_unavailable=REAL_ERRORS[8][0])
+    res = decide_device(info, _nvidia_facts("9.0", driver_cuda="12.8"), None)
+    assert res.status == "fail" and "driver" in res.message and "driver" in (res.fix or "")
+
+
+def test_device_error_from_worker() -> None:
+    info = {
+        "torch_version": "2.13.0+cpu",
+        "devices": [],
+        "device_error": "--device cuda: torch 2.13.0+cpu is not built with CUDA support",
+    }
+    assert decide_device(info, None, "cuda").status == "fail"
+
+
+class _Peaks:  # the shape setup_env.gpus.lookup() returns (attributes), see judge_speed
+    bf16_tflops = 989.0
+    fp32_tflops = 67.0
+    memory_gbps = 3350.0
+
+
+def test_speed_ratio_and_warning() -> None:
+    good = CheckResult(
+        "matmul-speed",
+        "pass",
+        0.3,
+        "700 TFLOP/s (bfloat16, 8192x8192)",
+        "cuda:0",
+        {"tflops": 700.0, "dtype": "bfloat16"},
+    )
+    res = judge_speed(good, _Peaks())
+    assert res.status == "pass" and res.evidence["ratio"] == pytest.approx(0.708, abs=1e-3)
+    slow = CheckResult("memory-bandwidth", "pass", 0.2, "400 GB/s", "cuda:0", {"gbps": 400.0})
+    res = judge_speed(slow, {"memory_gbps": 3350.0})
+    assert res.status == "warn" and "400" in res.message and res.evidence["ratio"] < 0.4
+    # No catalogue entry: the measured figure alone, unchanged.
+    assert judge_speed(slow, None) == slow
+
+
+def test_h2d_against_pcie_link_from_facts() -> None:
+    gpu = Gpu(index=0, name="H100", pcie_gen_max=5, pcie_width_max=16, pcie_width_current=4)
+    res = judge_speed(
+        CheckResult("h2d-bandwidth", "pass", 0.2, "13 GB/s (pinned)", "cuda:0", {"gbps": 13.0}),
+        None,
+        gpu,
+    )
+    assert res.status == "warn" and res.evidence["pcie_link"] == "gen5 x16"
+    assert res.evidence["pcie_link_current"] == "x4"

@@ -1,0 +1,82 @@
+"""The worker's numerics, in-process with the real torch: NaN never passes, tolerances are tight
+enough to catch a wrong kernel and loose enough for honest low-precision arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from setup_env.smoke import worker  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+
+def _product(k: int = 64) -> tuple[object, object, object, object]:
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn(32, k, generator=gen)
+    b = torch.randn(k, 16, generator=gen)
+    a64, b64 = a.double(), b.double()
+    return a, b, a64 @ b64, a64.abs() @ b64.abs()
+
+
+def test_exact_float32_product_passes() -> None:
+    a, b, ref, bound = _product()
+    ok, worst, nonfinite = worker.within_tolerance(
+        torch, a @ b, ref, bound, worker.tolerance("float32", 64)
+    )
+    assert ok and nonfinite == 0 and worst < 1.0
+
+
+def test_nan_never_passes() -> None:
+    a, b, ref, bound = _product()
+    out = a @ b
+    out[3, 5] = float("nan")
+    ok, _worst, nonfinite = worker.within_tolerance(torch, out, ref, bound, 1e9)
+    assert not ok and nonfinite == 1
+    # Even a result that is all NaN, with any tolerance.
+    ok, _worst, nonfinite = worker.within_tolerance(
+        torch, torch.full_like(out, float("nan")), ref, bound, float("inf")
+    )
+    assert not ok and nonfinite == out.numel()
+
+
+def test_inf_never_passes() -> None:
+    a, b, ref, bound = _product()
+    out = a @ b
+    out[0, 0] = float("inf")
+    assert not worker.within_tolerance(torch, out, ref, bound, 1e9)[0]
+
+
+def test_wrong_kernel_fails_and_low_precision_passes() -> None:
+    a, b, ref, bound = _product()
+    # A kernel that drops one term of each dot product: the kind of bug the check exists for.
+    wrong = a[:, 1:] @ b[1:, :]
+    assert not worker.within_tolerance(torch, wrong, ref, bound, worker.tolerance("float32", 64))[0]
+    # bf16 inputs (exactly representable), bf16 product: within the bf16 tolerance...
+    ab, bb = a.to(torch.bfloat16), b.to(torch.bfloat16)
+    ref16 = ab.double() @ bb.double()
+    bound16 = ab.double().abs() @ bb.double().abs()
+    out = ab @ bb
+    assert worker.within_tolerance(torch, out, ref16, bound16, worker.tolerance("bfloat16", 64))[0]
+    # ...but not within float32's: the tolerance is really per dtype.
+    assert not worker.within_tolerance(torch, out, ref16, bound16, worker.tolerance("float32", 64))[
+        0
+    ]
+
+
+def test_shape_mismatch_fails() -> None:
+    _a, _b, ref, bound = _product()
+    assert not worker.within_tolerance(torch, torch.zeros(3, 3), ref, bound, 1.0)[0]
+
+
+@pytest.mark.parametrize("name", ["roundtrip", "matmul", "conv", "autograd", "train", "autocast"])
+def test_each_check_passes_on_cpu_in_process(name: str) -> None:
+    res = worker.run_check(torch, name, "cpu")
+    assert res["status"] == "pass", res
+    assert res["device"] == "cpu" and res["duration_s"] >= 0
+
+
+def test_a_check_that_raises_is_a_failure_with_its_message() -> None:
+    res = worker.run_check(torch, "matmul", "cuda:7" if not torch.cuda.is_available() else "bad:0")
+    assert res["status"] == "fail" and res["message"]
