@@ -700,6 +700,29 @@ def _nvidia_state_findings(facts: Facts) -> list[Finding]:
             )
         )
     has_driver = nvidia is not None and bool(nvidia.driver_version or nvidia.gpus)
+    cloud = facts.cloud
+    if (
+        cloud is not None
+        and cloud.expected_gpus
+        and (cloud.expected_gpu_model or "").upper().startswith("NVIDIA")
+        and not has_driver
+    ):
+        out.append(
+            Finding(
+                "gpu-without-driver",
+                "error",
+                f"this {cloud.provider} {cloud.instance_type or 'instance'} has "
+                f"{cloud.expected_gpus}x {cloud.expected_gpu_model}, "
+                "but no NVIDIA driver is loaded",
+                evidence=(
+                    f"the cloud catalogue lists {cloud.expected_gpus}x "
+                    f"{cloud.expected_gpu_model} for {cloud.instance_type}",
+                    "no NVIDIA driver found",
+                ),
+                fix="install the NVIDIA driver (the cloud advice in `setup-env check` names the "
+                "route for this image); until then torch can only use the CPU",
+            )
+        )
     if facts.toolkits and not has_driver and facts.os.family in ("linux", "windows"):
         tk = facts.toolkits[0]
         out.append(

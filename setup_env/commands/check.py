@@ -80,6 +80,14 @@ def decide(
     torch = facts.package("torch")
     errors = [f for f in findings if f.severity == "error"]
     if torch is None or (verify is not None and verify.torch_missing):
+        if errors:
+            first = errors[0]
+            then = "; then install torch" + _run_hint(plan.command if plan else None)
+            return Verdict(
+                "action-needed",
+                f"ACTION NEEDED: {first.title}" + (f" — {first.fix}" if first.fix else "") + then,
+                first.command or (plan.command if plan else None),
+            )
         if plan is not None and plan.status != "none" and plan.command:
             what = f"install torch {plan.torch_version or ''}".rstrip()
             if plan.variant:
