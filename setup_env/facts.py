@@ -112,6 +112,9 @@ class NvidiaInfo:
     gpus: tuple[Gpu, ...] = ()
     error: Optional[str] = None  # the driver is there but unusable: "driver/library mismatch"...
     sources: Mapping[str, str] = field(default_factory=dict)
+    # The user-space NVML library's version when it differs from the kernel module's (printed by
+    # nvidia-smi after "Driver/library version mismatch": "580.178").
+    library_version: Optional[str] = None
 
 
 @dataclass(frozen=True)
