@@ -3,6 +3,7 @@ naming where it was copied from). Expected values are what a person reads in eac
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +196,9 @@ def test_rosetta_is_inferred_from_an_x86_python_on_apple_silicon() -> None:
     ],
 )
 def test_garbage_is_rejected_with_a_clear_error(text: str) -> None:
-    with pytest.raises(CollectEnvError, match="not a `python -m torch.utils.collect_env` report"):
+    with pytest.raises(
+        CollectEnvError, match=re.escape("not a `python -m torch.utils.collect_env` report")
+    ):
         parse(text)
 
 
