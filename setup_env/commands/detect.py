@@ -126,14 +126,15 @@ def summary(facts: Facts, style: Style, verbose: int = 0, label: str = "live") -
     c = facts.cpu
     cpu = c.model or "unknown CPU"
     if c.physical_cores or c.logical_cores:
-        cores = f"{c.physical_cores or '?'} cores"
+        n = c.physical_cores
+        cores = f"{n or '?'} core" + ("" if n == 1 else "s")
         if c.logical_cores and c.logical_cores != c.physical_cores:
             cores += f", {c.logical_cores} threads"
         cpu += f", {cores}"
     if c.isa_level:
         cpu += f", {c.isa_level}"
     row("CPU", cpu)
-    mem = f"{human_bytes(c.ram_bytes)} RAM"
+    mem = f"{human_bytes(c.ram_bytes)} RAM" if c.ram_bytes else "RAM unknown"
     if c.disk_free_bytes is not None:
         mem += f", {human_bytes(c.disk_free_bytes)} free at {c.disk_path}"
     row("Memory", mem, dict(c.sources))
@@ -163,13 +164,20 @@ def summary(facts: Facts, style: Style, verbose: int = 0, label: str = "live") -
         lines.append(f"  Intel GPU kernel driver {facts.xpu.kernel_driver}")
     gpus = facts.gpus
     if gpus:
-        lines.append(_indent(table(_GPU_HEADERS, [_gpu_row(g) for g in gpus])))
+        rows = [_gpu_row(g) for g in gpus]
+        # Drop the columns no GPU fills (MIG and persistence mean nothing to AMD or Intel).
+        keep = [i for i in range(len(_GPU_HEADERS)) if i < 5 or any(r[i] != "" for r in rows)]
+        headers = [_GPU_HEADERS[i] for i in keep]
+        lines.append(_indent(table(headers, [[r[i] for i in keep] for r in rows])))
     if facts.apple is not None:
         a = facts.apple
         text = a.chip or "Apple Silicon"
         if a.gpu_cores:
             text += f", {a.gpu_cores} GPU cores"
-        text += ", MPS eligible" if a.mps_eligible else ", MPS not available"
+        if a.mps_eligible and p.rosetta:
+            text += ", MPS-capable hardware (not usable from this x86_64 Python)"
+        else:
+            text += ", MPS eligible" if a.mps_eligible else ", MPS not available"
         lines.append(f"  {text}")
         if verbose and a.sources:
             lines.append(style("  from " + _sources(a.sources), "dim"))

@@ -226,6 +226,7 @@ def detect(host: Host, *, cloud_metadata: bool | None = None) -> Facts:
     rocm_info, xpu_info, n = result("gpu-others", (None, None, []))
     notes.extend(n)
 
+    notes.extend(_cross_notes(os_info, nvidia_info, environment))
     kwargs: dict[str, Any] = {}
     if python_info is not None:
         kwargs["python"] = python_info
@@ -258,3 +259,23 @@ def _guard_pair(
     name: str, fn: Callable[[], Any], notes: list[Note], default: Any = (None, [])
 ) -> Any:
     return _guard(name, fn, default, notes)
+
+
+def _cross_notes(
+    os_info: OSInfo, nvidia_info: NvidiaInfo | None, environment: Mapping[str, str]
+) -> list[Note]:
+    """Findings that need two probes' answers side by side (still observations, not advice)."""
+    out: list[Note] = []
+    wanted = environment.get("NVIDIA_VISIBLE_DEVICES", "")
+    if os_info.container and nvidia_info is None and wanted and wanted not in ("void", "none"):
+        out.append(
+            Note(
+                "container-gpu-not-visible",
+                f"this {os_info.container} container asks for NVIDIA GPUs "
+                f"(NVIDIA_VISIBLE_DEVICES={wanted}) but none is visible: it was started without "
+                "the NVIDIA container runtime (`docker run --gpus all`, or the device plugin "
+                "on Kubernetes)",
+                "env:NVIDIA_VISIBLE_DEVICES",
+            )
+        )
+    return out
