@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional
+from typing import ClassVar, Optional
 
 import pytest
 
@@ -29,7 +29,7 @@ HOSTS = HERE / "fixtures" / "hosts"
 class VerifiedWheels:
     """The matrix interface the doctor reads, holding only VERIFIED.md readings."""
 
-    ARCHES = {
+    ARCHES: ClassVar[dict[tuple[str, str, str], tuple[str, ...]]] = {
         ("2.14.1", "cu130", "linux_x86_64"): (
             "sm_75",
             "sm_80",
@@ -52,8 +52,11 @@ class VerifiedWheels:
         ("2.9.1", "cu126", "linux_x86_64"): ("5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"),
     }
     # NVIDIA's table: (minor-version-compatibility floor, toolkit GA minimum) on Linux.
-    DRIVERS = {"13.0": ("580", "580.65.06"), "12.9": ("525.60.13", "575.51.03")}
-    COMPANIONS = {"2.13.0": {"torchvision": "0.28.0"}}
+    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {
+        "13.0": ("580", "580.65.06"),
+        "12.9": ("525.60.13", "575.51.03"),
+    }
+    COMPANIONS: ClassVar[dict[str, dict[str, str]]] = {"2.13.0": {"torchvision": "0.28.0"}}
 
     def wheel_arches(self, torch: str, variant: str, platform: str) -> Optional[tuple[str, ...]]:
         return self.ARCHES.get((torch, variant, platform))
@@ -237,7 +240,7 @@ def test_aarch64_cu130_wheel_has_no_t4g_kernels() -> None:
 def test_companion_built_for_another_cuda() -> None:
     facts = report("windows11-gtx1050ti-cu117.txt")
     vision = InstalledPackage("torchvision", "0.15.2+cpu", variant="cpu", installer="pip")
-    pkgs = tuple(p for p in facts.packages if p.name != "torchvision") + (vision,)
+    pkgs = (*(p for p in facts.packages if p.name != "torchvision"), vision)
     f = only(examine(replace(facts, packages=pkgs), knowledge=KNOW), "companion-build-mismatch")
     assert f.severity == "error"
     assert "torchvision 0.15.2+cpu" in f.title and "cu117" in f.title
