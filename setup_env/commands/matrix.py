@@ -68,10 +68,14 @@ def run(args: argparse.Namespace) -> int:
     action = getattr(args, "matrix_command", None)
     if action == "arches":
         return _arches(args)
-    if action == "refresh":
-        return _refresh(args)
-    if action in (None, "show"):
-        return _show(args)
+    try:
+        if action == "refresh":
+            return _refresh(args)
+        if action in (None, "show"):
+            return _show(args)
+    except _Unavailable as exc:
+        print(f"setup-env matrix: {exc}", file=sys.stderr)
+        return int(ExitCode.UNEXAMINABLE)
     print(f"setup-env matrix: unknown action {action!r}", file=sys.stderr)
     return int(ExitCode.USAGE)
 
@@ -319,12 +323,17 @@ _PLATFORM_WORDS = {
 
 def platform_of(tag: str) -> str:
     """Wheel platform tag -> platform family: manylinux_2_28_x86_64 -> linux_x86_64."""
+    arch = next(
+        (a for a in ("x86_64", "aarch64", "arm64", "ppc64le", "s390x", "i686", "universal2")
+         if tag.endswith(a)),
+        tag.rsplit("_", 1)[-1],
+    )  # fmt: skip
     if tag.startswith(("manylinux", "linux", "musllinux")):
-        return "linux_aarch64" if tag.endswith("aarch64") else "linux_" + tag.rsplit("_", 1)[-1]
+        return f"linux_{arch}"
     if tag.startswith("win"):
-        return "windows_x86_64" if tag.endswith("amd64") else "windows_" + tag.split("_", 1)[-1]
+        return "windows_x86_64" if tag == "win_amd64" else f"windows_{tag[4:]}"
     if tag.startswith("macosx"):
-        return "macos_arm64" if tag.endswith("arm64") else "macos_" + tag.split("_", 3)[-1]
+        return f"macos_{arch}"
     return tag
 
 
@@ -430,11 +439,15 @@ def _variant_key(v: str) -> tuple[int, str]:
 # --- show / refresh ------------------------------------------------------------------------------
 
 
+class _Unavailable(Exception):
+    pass
+
+
 def _matrix_module() -> Any:
     try:
         from setup_env import matrix  # type: ignore[attr-defined]
     except ImportError as exc:
-        raise SystemExit(f"setup-env matrix: the matrix loader is not available ({exc})") from None
+        raise _Unavailable(f"the matrix loader is not available ({exc})") from None
     return matrix
 
 
@@ -533,22 +546,22 @@ def _refresh(args: argparse.Namespace) -> int:
 
     from setup_env import index, render
 
-    m = _matrix_module()
     quiet = getattr(args, "json", False) and not getattr(args, "verbose", 0)
     say = (lambda _m: None) if quiet else render.log
-    try:
-        base = _read_doc(_bundled_path())
-    except (OSError, ValueError) as exc:
-        render.log(f"setup-env matrix refresh: cannot read the bundled matrix: {exc}")
-        return int(ExitCode.USAGE)
-    bundled = doc_view(base)
+    variants: list[str] = []
     if args.variants:
         variants = [v.strip() for v in args.variants.split(",") if v.strip()]
         bad = [v for v in variants if not index.is_variant(v)]
         if bad:
             render.log(f"setup-env matrix refresh: not a variant name: {bad[0]!r}")
             return int(ExitCode.USAGE)
-    else:
+    try:
+        base = _read_doc(_bundled_path())
+    except (OSError, ValueError) as exc:
+        render.log(f"setup-env matrix refresh: cannot read the bundled matrix: {exc}")
+        return int(ExitCode.USAGE)
+    bundled = doc_view(base)
+    if not variants:
         variants = _default_variants(bundled)
     pypi_url = args.pypi_url or os.environ.get("SETUP_ENV_PYPI_URL") or index.DEFAULT_PYPI_URL
     index_url = args.index_url or os.environ.get("SETUP_ENV_INDEX_URL") or index.DEFAULT_INDEX_URL
@@ -556,6 +569,7 @@ def _refresh(args: argparse.Namespace) -> int:
         if not u.startswith(("http://", "https://")):
             render.log(f"setup-env matrix refresh: not an http(s) URL: {u!r}")
             return int(ExitCode.USAGE)
+    m = _matrix_module()
     say(f"reading {pypi_url} and {index_url} ({len(variants)} variants)")
     snap = index.fetch_snapshot(
         pypi_url=pypi_url,
