@@ -36,11 +36,24 @@ def parse_version_json(text: str) -> str | None:
         doc = json.loads(text)
     except ValueError:
         return None
-    cuda = doc.get("cuda") if isinstance(doc, dict) else None
-    version = cuda.get("version") if isinstance(cuda, dict) else None
-    return (
-        version if isinstance(version, str) and re.fullmatch(r"\d+\.\d+(\.\d+)*", version) else None
-    )
+    if not isinstance(doc, dict):
+        return None
+
+    def field(key: str) -> str | None:
+        part = doc.get(key)
+        value = part.get("version") if isinstance(part, dict) else None
+        ok = isinstance(value, str) and re.fullmatch(r"\d+\.\d+(\.\d+)*", value)
+        return value if ok else None
+
+    version = field("cuda")
+    # Runfile installs stamp a date as the patch level ("11.8.20220929"): the compiler's
+    # version ("11.8.89") names the release the way nvcc --version does.
+    if version and re.fullmatch(r"\d+\.\d+\.\d{8}", version):
+        nvcc = field("cuda_nvcc")
+        if nvcc and major_minor(nvcc) == major_minor(version):
+            return nvcc
+        return major_minor(version)
+    return version
 
 
 def parse_version_txt(text: str) -> str | None:
