@@ -363,3 +363,46 @@ def test_probe_notes_become_findings_and_errors_come_first() -> None:
     assert "nvidia-smi-failed" in codes(findings)
     order = {"error": 0, "warning": 1, "info": 2}
     assert [order[f.severity] for f in findings] == sorted(order[f.severity] for f in findings)
+
+
+# --- `setup-env doctor` ----------------------------------------------------------------------
+
+
+def test_doctor_cli_on_this_machine_replayed(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from setup_env.cli import main
+
+    assert main(["doctor", "--root", str(HOSTS / "debian12-nogpu-cuda13toolkit"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == "setup-env/doctor"
+    assert doc["doctor"]["counts"] == {"error": 0, "warning": 0, "info": 1}
+    assert [f["code"] for f in doc["doctor"]["findings"]] == ["toolkit-without-driver"]
+
+
+def test_doctor_cli_error_exits_1_with_fix_under_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from setup_env.cli import main
+
+    facts = _mig_facts({"CUDA_VISIBLE_DEVICES": "-1"})
+    path = tmp_path / "facts.json"
+    path.write_text(facts.to_json(), encoding="utf-8")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert main(["doctor", "--facts", str(path)]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "[cuda-visible-devices-hides-all]" in line)
+    assert lines[at].startswith("ERROR")
+    assert "$ unset CUDA_VISIBLE_DEVICES" in "\n".join(lines[at : at + 6])
+    assert "\x1b[" not in out
+
+
+def test_doctor_cli_unexaminable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from setup_env.cli import main
+
+    bad = tmp_path / "facts.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["doctor", "--facts", str(bad)]) == 3
+    assert main(["doctor", "--root", str(tmp_path)]) == 3
+    assert "Traceback" not in capsys.readouterr().err
