@@ -425,9 +425,10 @@ def parse_smi_q(text: str) -> dict[str, Any]:
     return out
 
 
+# R610 renamed the banner fields: "KMD Version: 610.43.02  CUDA UMD Version: 13.3".
 _BANNER = re.compile(
-    r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s*(?P<driver>\S+)"
-    r"(?:\s+CUDA Version:\s*(?P<cuda>\S+))?"
+    r"NVIDIA-SMI\s+(?P<smi>\S+)\s+(?:Driver|KMD) Version:\s*(?P<driver>\S+)"
+    r"(?:\s+CUDA (?:UMD )?Version:\s*(?P<cuda>\S+))?"
 )
 _ROW1 = re.compile(
     r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<mode>On|Off|WDDM|TCC|MCDM)\s*\|"
