@@ -61,7 +61,7 @@ def test_live_interpreter_records_wheel_tags_of_its_own_abi() -> None:
 
 
 def test_replay_without_host_json_is_a_replay_error(tmp_path: Path) -> None:
-    with pytest.raises(ReplayError, match="no host.json"):
+    with pytest.raises(ReplayError, match=r"no host\.json"):
         ReplayHost(tmp_path)
     (tmp_path / "host.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ReplayError, match="unreadable"):

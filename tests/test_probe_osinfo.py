@@ -27,7 +27,7 @@ def test_parse_os_release_real_files() -> None:
 
 def test_parse_os_release_garbled() -> None:
     assert osinfo.parse_os_release("") == {}
-    assert osinfo.parse_os_release("garbage\n=\nlower=x\nID=\"unterminated\n") == {
+    assert osinfo.parse_os_release('garbage\n=\nlower=x\nID="unterminated\n') == {
         "ID": '"unterminated'
     }
 
@@ -74,7 +74,11 @@ def test_parse_glibc(text: str, expected: tuple[str | None, str | None]) -> None
         # older WSL2 kernels: 4.19.104-microsoft-standard
         ("Linux version 4.19.104-microsoft-standard (oe-user@oe-host)", True, 2),
         # WSL1 reports the Windows build (4.4.0-19041-Microsoft, Microsoft@Microsoft.com)
-        ("Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0)", True, 1),
+        (
+            "Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0)",
+            True,
+            1,
+        ),
         (None, True, 2),
         (None, False, None),
     ],
@@ -121,8 +125,12 @@ def test_glibc_falls_back_to_commands_and_survives_a_timeout(tmp_path: Path) -> 
         _linux_doc(
             commands=[
                 {"argv": ["getconf", "GNU_LIBC_VERSION"], "returncode": None, "error": "timeout"},
-                {"argv": ["ldd", "--version"], "returncode": 1, "stdout": "",
-                 "stderr": "musl libc (x86_64)\nVersion 1.2.4\n"},
+                {
+                    "argv": ["ldd", "--version"],
+                    "returncode": 1,
+                    "stdout": "",
+                    "stderr": "musl libc (x86_64)\nVersion 1.2.4\n",
+                },
             ]
         ),
         {"/etc/os-release": 'ID=alpine\nVERSION_ID=3.19.1\nPRETTY_NAME="Alpine Linux v3.19"\n'},
@@ -145,8 +153,10 @@ def test_wsl_container_and_virtualization_sources(tmp_path: Path) -> None:
                 {"argv": ["systemd-detect-virt", "--vm"], "returncode": None, "error": "timeout"}
             ],
         ),
-        {"/proc/version": "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@x)\n",
-         "/sys/hypervisor/type": "xen\n"},
+        {
+            "/proc/version": "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@x)\n",
+            "/sys/hypervisor/type": "xen\n",
+        },
     )
     info, notes = osinfo.detect(host)
     assert (info.wsl, info.container, info.virtualization) == (2, "kubernetes", "xen")
