@@ -62,7 +62,7 @@ def test_not_a_capture_exits_3_with_an_error_document(
 
 
 def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "detect", "--no-such-flag")
+    code, _out, err = run(capsys, "detect", "--no-such-flag")
     assert code == 2 and "unrecognized arguments: --no-such-flag" in err
 
 
