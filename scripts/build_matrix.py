@@ -1,0 +1,672 @@
+#!/usr/bin/env python3
+"""Build ``setup_env/data/wheels.json``, the PyTorch wheel matrix, from its sources.
+
+Sources (``--reference DIR``, default ``../shared/reference`` beside the repository):
+
+* ``captures/pypi-simple-torch.json`` / ``captures/pypi-simple-torchvision.json``: PyPI's simple
+  API answers (PEP 691 JSON), captured 2026-12-02. Every torch release 1.13.0 -> 2.15.0 with its
+  wheel files (platform tag -> ``python-abi`` tags), Requires-Python and first upload are READ
+  from them, not typed here.
+* ``wheel_matrix.json`` (research draft): the NVIDIA driver table (Table 3 / Table 2 of the CUDA
+  toolkit release notes) is read from it; the per-release CUDA/ROCm lists below are checked
+  against its ``releases.*.cuda`` / ``rocm`` lists, so drift between the two fails the build.
+* ``VERIFIED.md``: facts read from primary data that override the draft (PyPI default CUDA of 2.14
+  and 2.15, measured SASS lists, 2.15's index variants). They are transcribed in the tables below,
+  each row citing its section.
+
+The curated tables below are the parts no capture holds (what PyTorch's own index serves, the
+architectures compiled into each build): each row carries ``source`` and ``confidence`` (V:
+primary source, V2: secondary copy or real use, I: inferred, ?: unverified).
+
+``--check`` exits 1 when the committed file differs from what this script would generate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import parse_wheel_filename
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "setup_env" / "data" / "wheels.json"
+DEFAULT_REFERENCE = ROOT.parent / "shared" / "reference"
+SCHEMA_VERSION = 1
+RETRIEVED = "2026-12-02"
+FIRST, LAST = Version("1.13.0"), Version("2.15.0")
+
+TI = "pytorch/test-infra tools/scripts/generate_binary_build_matrix.py"
+WM = "wheel_matrix.md"
+VER = "VERIFIED.md"
+
+PLATFORMS = {
+    "linux_x86_64": {"os": "linux", "arch": "x86_64"},
+    "linux_aarch64": {"os": "linux", "arch": "aarch64"},
+    "windows_x86_64": {"os": "windows", "arch": "x86_64"},
+    "macos_arm64": {"os": "macos", "arch": "arm64"},
+    "macos_x86_64": {"os": "macos", "arch": "x86_64"},
+}
+
+
+def minor_of(v: str) -> str:
+    p = v.split(".")
+    return f"{p[0]}.{p[1]}"
+
+
+# --- per series (torch minor): what PyTorch's own index publishes -----------------------------
+# cuda: CUDA variants on Linux x86_64 and Windows; aarch64: CUDA variants for Linux aarch64;
+# linux_only: CUDA variants built for Linux (x86_64 [+aarch64]) only; rocm: Linux x86_64 only;
+# xpu: Linux x86_64 + Windows. (variant list, confidence, source)
+SERIES: dict[str, dict[str, Any]] = {
+    "1.13": dict(cuda=["cu116", "cu117"], rocm=["rocm5.1.1", "rocm5.2"], src="2c8e2ffe616d"),
+    "2.0": dict(cuda=["cu117", "cu118"], rocm=["rocm5.3", "rocm5.4.2"], src="d3629fa2e61b"),
+    "2.1": dict(cuda=["cu118", "cu121"], rocm=["rocm5.5", "rocm5.6"], src="bc64926943ad"),
+    "2.2": dict(cuda=["cu118", "cu121"], rocm=["rocm5.6", "rocm5.7"], src="8e04a8e90bb2"),
+    "2.3": dict(cuda=["cu118", "cu121"], rocm=["rocm5.7", "rocm6.0"], src="585bbc3772a5"),
+    "2.4": dict(
+        cuda=["cu118", "cu121", "cu124"],
+        rocm=["rocm6.0", "rocm6.1"],
+        aarch64=(["cu124"], "I", f"{WM} §2 (builder release/2.4 cuda-aarch64, sm_90 only)"),
+        src="ac9a718ca850",
+    ),
+    "2.5": dict(
+        cuda=["cu118", "cu121", "cu124"],
+        rocm=["rocm6.1", "rocm6.2"],
+        aarch64=(["cu124"], "I", f"{WM} §2 (builder release/2.5 cuda-aarch64, sm_90 only)"),
+        xpu=("I", f"{WM} §1/§6 (xpu image in {TI} @1969a06c)"),
+        src="1969a06c8b09",
+    ),
+    "2.6": dict(
+        cuda=["cu118", "cu124", "cu126"],
+        rocm=["rocm6.1", "rocm6.2.4"],
+        aarch64=(["cu126"], "I", f"{WM} §2"),
+        xpu=("I", f"{WM} §1"),
+        src="b1bdc3323fa1",
+    ),
+    "2.7": dict(
+        cuda=["cu118", "cu126", "cu128"],
+        rocm=["rocm6.2.4", "rocm6.3"],
+        aarch64=(["cu128"], "V", f"{TI} @bad60f65 CUDA_AARCH64_ARCHES"),
+        xpu=("I", f"{WM} §1"),
+        src="bad60f65d402",
+    ),
+    "2.8": dict(
+        cuda=["cu126", "cu128", "cu129"],
+        rocm=["rocm6.3", "rocm6.4"],
+        aarch64=(["cu129"], "V", f"{TI} @21480431 CUDA_AARCH64_ARCHES"),
+        xpu=("I", f"{WM} §1"),
+        src="21480431af19",
+    ),
+    "2.9": dict(
+        cuda=["cu126", "cu128", "cu130"],
+        rocm=["rocm6.3", "rocm6.4"],
+        aarch64=(["cu126", "cu128", "cu130"], "V", f"{TI} release/2.9 @f3ee5ce0"),
+        linux_only=(["cu129"], "I", f"{WM} §1/§9.2 ('limited release', test channel only)"),
+        xpu=("I", f"{WM} §1"),
+        src="f3ee5ce04696",
+    ),
+    "2.10": dict(
+        cuda=["cu126", "cu128", "cu130"],
+        rocm=["rocm7.0", "rocm7.1"],
+        aarch64=(["cu126", "cu128", "cu130"], "V", f"{TI} @e8208cf2"),
+        linux_only=(["cu129"], "I", f"{WM} §1/§9.2 ('limited release', test channel only)"),
+        xpu=("I", f"{WM} §1"),
+        src="e8208cf27137",
+    ),
+    "2.11": dict(
+        cuda=["cu126", "cu128", "cu130"],
+        rocm=["rocm7.1", "rocm7.2"],
+        aarch64=(["cu126", "cu128", "cu130"], "V", f"{TI} @0cd5e78a"),
+        linux_only=(["cu129"], "I", f"{WM} §1/§9.2 ('limited release', test channel only)"),
+        xpu=("I", f"{WM} §1"),
+        src="0cd5e78a1246",
+    ),
+    "2.12": dict(
+        cuda=["cu126", "cu130", "cu132"],
+        rocm=["rocm7.1", "rocm7.2"],
+        aarch64=(["cu126", "cu130", "cu132"], "V", f"{TI} @626d4e70"),
+        linux_only=(["cu129"], "?", f"{WM} §9.2 (2.12.1 test channel; release publication ?)"),
+        xpu=("I", f"{WM} §1"),
+        src="626d4e708156",
+    ),
+    "2.13": dict(
+        cuda=["cu126", "cu130", "cu132"],
+        rocm=["rocm7.1", "rocm7.2"],
+        aarch64=(["cu126", "cu130", "cu132"], "V", f"{TI} @6d36e31f"),
+        # VERIFIED §5: 2.13.0+cu129 widely used; "cu129 stops at 2.13.0".
+        linux_only=(["cu129"], "V2", f"{VER} §5 (2.13.0+cu129 in real use)"),
+        xpu=("V", "pytorch.github.io additional_platforms/xpu.md @e2d50e1d (2.13.0+xpu)"),
+        src="6d36e31f45e8",
+    ),
+    "2.14": dict(
+        cuda=["cu126", "cu130", "cu132"],
+        rocm=["rocm7.2", "rocm7.14"],
+        aarch64=(["cu126", "cu130", "cu132"], "V", f"{TI} release/2.14 @c840391a"),
+        xpu=("I", f"{WM} §1"),
+        src="c840391a15b9",
+    ),
+}
+
+# 2.15: VERIFIED.md §5. The index could not be read; only what §5 establishes is verified.
+# (variant, platform, verified, confidence, source)
+INDEX_2_15: list[tuple[str, str, bool, str, str]] = [
+    ("cpu", "linux_x86_64", True, "I", f"{VER} §5: 'a cpu variant surely exists'"),
+    ("cpu", "linux_aarch64", True, "I", f"{VER} §5: 'a cpu variant surely exists'"),
+    ("cpu", "windows_x86_64", True, "I", f"{VER} §5: 'a cpu variant surely exists'"),
+    ("cu130", "windows_x86_64", True, "V2", f"{VER} §5: 2.15.0+cu130 in use on Windows"),
+    ("cu130", "linux_x86_64", False, "?", "RFC pytorch/pytorch#190385 (keep cu130); unverified"),
+    ("cu130", "linux_aarch64", False, "?", "RFC pytorch/pytorch#190385 (keep cu130); unverified"),
+    ("cu132", "linux_x86_64", False, "?", "RFC #190385 (cu132 default); index unverified"),
+    ("cu132", "linux_aarch64", False, "?", "RFC #190385 (cu132 default); index unverified"),
+    ("cu132", "windows_x86_64", False, "?", "RFC #190385 (cu132 default); index unverified"),
+    ("rocm7.2", "linux_x86_64", False, "?", f"{WM} §1 (nightly only); unverified"),
+    ("rocm7.14", "linux_x86_64", False, "?", f"{WM} §1 (nightly only); unverified"),
+    ("xpu", "linux_x86_64", False, "?", "unverified"),
+    ("xpu", "windows_x86_64", False, "?", "unverified"),
+]
+# cu126 is deliberately absent for 2.15: RFC #190385 drops it and VERIFIED §5 found no real use.
+
+# Which variant plain `pip install torch` gets from PyPI, per series and platform.
+PYPI_VARIANT: dict[str, dict[str, tuple[str, str, str]]] = {}
+_LINUX_DEFAULT = {
+    "1.13": "cu117", "2.0": "cu117", "2.1": "cu121", "2.2": "cu121", "2.3": "cu121",
+    "2.4": "cu121", "2.5": "cu124", "2.6": "cu124", "2.7": "cu126", "2.8": "cu128",
+    "2.9": "cu128", "2.10": "cu128", "2.11": "cu130", "2.12": "cu130", "2.13": "cu130",
+}  # fmt: skip
+for _s, _v in _LINUX_DEFAULT.items():
+    _src = f"{TI} STABLE_CUDA_VERSIONS / PyPI rule @{SERIES[_s]['src']}"
+    _aarch = (
+        ("cu130", "V", f"{TI} @8964775a ('aarch64 CUDA 13.0 binaries to pypi')")
+        if Version(_s) >= Version("2.11")
+        else ("cpu", "I", f"{WM} §1 (CUDA on aarch64 only via the index)")
+    )
+    PYPI_VARIANT[_s] = {
+        "linux_x86_64": (_v, "V", _src),
+        "linux_aarch64": _aarch,
+    }
+PYPI_VARIANT["2.9"]["linux_x86_64"] = ("cu128", "V", f"{VER} §2 (2.9.1 Linux x86_64 is +cu128)")
+PYPI_VARIANT["2.14"] = {
+    "linux_x86_64": ("cu130", "V", f"{VER} §2 (2.14.1 torch/version.py cuda='13.0')"),
+    "linux_aarch64": ("cu130", "V", f"{VER} §2 (2.14.1 Linux aarch64 is +cu130)"),
+}
+PYPI_VARIANT["2.15"] = {
+    "linux_x86_64": ("cu132", "V", f"{VER} §2 (2.15.0 torch/version.py cuda='13.2')"),
+    "linux_aarch64": ("cu132", "V", f"{VER} §2 (2.15.0 Linux aarch64 is +cu132)"),
+    "windows_x86_64": ("cpu", "V", f"{VER} §2 (the Windows wheel is 2.15.0+cpu)"),
+}
+
+# --- CUDA builds: toolkit used and architectures compiled in ------------------------------------
+# (variant, series list, platforms, toolkit, SASS list, PTX list, confidence, source)
+X86 = ("linux_x86_64", "windows_x86_64")
+ARM = ("linux_aarch64",)
+
+
+def _series(first: str, last: str) -> list[str]:
+    keys = [*SERIES, "2.15"]
+    return keys[keys.index(first) : keys.index(last) + 1]
+
+
+_NO_PTX = (
+    "build script says 12.0+PTX, but no PTX entry was seen in the measured wheels of this build "
+    f"recipe ({VER} §3), so PTX is not counted on"
+)
+BUILDS: list[dict[str, Any]] = []
+
+
+def build(
+    variant: str,
+    series: list[str],
+    platforms: tuple[str, ...],
+    toolkit: str,
+    sass: str,
+    ptx: str,
+    confidence: str,
+    source: str,
+    note: str = "",
+    measured: str = "",
+) -> None:
+    BUILDS.append(
+        {
+            "variant": variant,
+            "series": series,
+            "platforms": list(platforms),
+            "toolkit": toolkit,
+            "sass": [a for a in sass.split(";") if a],
+            "ptx": [a for a in ptx.split(";") if a],
+            "confidence": confidence,
+            "source": source,
+            **({"note": note} if note else {}),
+            **({"measured": measured} if measured else {}),
+        }
+    )
+
+
+_B = "pytorch/builder manywheel/build_cuda.sh"
+_P = "pytorch/pytorch .ci/manywheel/build_cuda.sh @799d09f2"
+_K37 = "3.7;5.0;6.0;7.0;7.5;8.0;8.6"
+build("cu116", ["1.13"], X86, "11.6.2", _K37, "", "V", f"{_B} release/1.13 @d08f2264")
+build("cu117", ["1.13", "2.0"], X86, "11.7.0", _K37, "", "V", f"{_B} release/2.0 @9f0fad92")
+build("cu118", _series("2.0", "2.5"), X86, "11.8.0", _K37 + ";9.0", "", "V", f"{_B} release/2.5")
+build("cu118", _series("2.6", "2.7"), X86, "11.8.0", _K37 + ";9.0", "", "I", f"{WM} §3a")
+_M = "5.0;6.0;7.0;7.5;8.0;8.6;9.0"
+build("cu121", _series("2.1", "2.5"), X86, "12.1.1", _M, "", "V", f"{_B} release/2.1..2.5")
+build("cu124", ["2.4"], X86, "12.4.0", _M, "", "V", f"{_B} release/2.4 @4ce1afeb")
+build("cu124", ["2.5"], X86, "12.4.1", _M, "", "V", f"{_B} release/2.5 (toolkit patch ?)")
+build("cu124", ["2.6"], X86, "12.4.1", _M, "", "I", f"{WM} §3a")
+build("cu124", ["2.4", "2.5"], ARM, "12.4.1", "9.0", "", "V", f"{_B} release/2.4, 2.5 cuda-aarch64")
+build("cu126", ["2.6"], X86, "12.6.2", _M, "", "I", f"{WM} §3a")
+build("cu126", _series("2.7", "2.14"), X86, "12.6.3", _M, "", "V", f"{_P}; RELEASE.md matrix")
+build("cu126", ["2.6"], ARM, "12.6.2", "5.0;6.0;7.0;8.0;9.0", "", "I", f"{WM} §3a (before #163764)")
+build("cu126", _series("2.9", "2.14"), ARM, "12.6.3", "8.0;9.0", "", "V", "pytorch/pytorch#163764")
+_BW = "7.5;8.0;8.6;9.0;10.0;12.0"
+build("cu128", ["2.7"], X86, "12.8.0", _BW, "", "I", f"{WM} §3a (PRs #146265, #147607)")
+build("cu128", ["2.8"], X86, "12.8.1", "7.0;" + _BW, "", "V", f"{WM} §3a (toolkit patch ?)")
+build(
+    "cu128", ["2.9", "2.10"], X86, "12.8.1", "7.0;" + _BW, "", "V", "PR #164471; #182250",
+    measured=f"{VER} §3: 2.9.1+cu128 Linux x86_64 SASS sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120",
+)  # fmt: skip
+build("cu128", ["2.11"], X86, "12.8.1", _BW, "", "V", "PR #175253; #182250 (no compute_ entry)")
+_ARM12 = "8.0;9.0;10.0;12.0"
+build("cu128", ["2.7", "2.9", "2.10", "2.11"], ARM, "12.8.1", _ARM12, "", "V", f"{WM} §3a")
+build("cu129", ["2.8"], X86, "12.9.1", "7.0;" + _BW, "", "V", _P, note=_NO_PTX)
+build(
+    "cu129", _series("2.9", "2.13"), ("linux_x86_64",), "12.9.1", "7.0;" + _BW, "", "V", _P,
+    note=_NO_PTX,
+)  # fmt: skip
+build("cu129", _series("2.8", "2.13"), ARM, "12.9.1", _ARM12, "", "I", _P, note=_NO_PTX)
+build("cu130", ["2.9", "2.10"], X86, "13.0.0", _BW, "", "V", _P, note=_NO_PTX)
+build("cu130", _series("2.11", "2.13"), X86, "13.0.2", _BW, "", "V", _P, note=_NO_PTX)
+build(
+    "cu130", ["2.14"], X86, "13.0.2", _BW, "", "V", _P,
+    measured=f"{VER} §3: 2.14.1+cu130 Linux x86_64 SASS sm_75 sm_80 sm_86 sm_90 sm_100 sm_120",
+)  # fmt: skip
+build("cu130", ["2.15"], ("windows_x86_64",), "13.0.2", _BW, "", "I", f"{WM} §3a cu130 list")
+_ARMBW = "8.0;9.0;10.0;11.0;12.0"
+build("cu130", ["2.9", "2.10"], ARM, "13.0.0", _ARMBW, "", "V", _P, note=_NO_PTX)
+build("cu130", _series("2.11", "2.13"), ARM, "13.0.2", _ARMBW, "", "V", _P, note=_NO_PTX)
+build(
+    "cu130", ["2.14"], ARM, "13.0.2", _ARMBW, "", "V", _P,
+    measured=f"{VER} §3: 2.14.1+cu130 Linux aarch64 SASS sm_80 sm_90 sm_100 sm_110 sm_120",
+)  # fmt: skip
+_R12 = "PR #182849 (RELEASE.md)"
+build("cu132", _series("2.12", "2.14"), X86, "13.2.1", _BW, "", "V", _R12, note=_NO_PTX)
+build("cu132", _series("2.12", "2.14"), ARM, "13.2.1", _ARMBW, "", "V", _R12, note=_NO_PTX)
+build(
+    "cu132", ["2.15"], ("linux_x86_64",), "13.2.2", _BW, "", "V",
+    f"{VER} §2 (METADATA cuda-toolkit==13.2.2)",
+    measured=f"{VER} §3: 2.15.0+cu132 Linux x86_64 SASS sm_75 sm_80 sm_86 sm_90 sm_100 sm_120",
+)  # fmt: skip
+build(
+    "cu132", ["2.15"], ARM, "13.2.2", _ARMBW, "", "V", f"{VER} §2",
+    measured=f"{VER} §3: 2.15.0+cu132 Linux aarch64 SASS sm_80 sm_90 sm_100 sm_110 sm_120",
+)  # fmt: skip
+
+# --- companions --------------------------------------------------------------------------------
+# Exact pairs where a source names them; otherwise torchvision 0.(minor+15).* (pip picks the patch
+# whose own `torch==` pin matches) when PyPI has that series. (version or None, confidence, source)
+_PV = "pytorch.github.io _get_started/previous-versions.md @e3f009bb"
+_RM = "test-infra tools/scripts/generate_release_matrix.py RELEASE_DICT"
+TORCHVISION_EXACT: dict[str, tuple[str, str, str]] = {
+    "1.13.0": ("0.14.0", "V", _PV), "1.13.1": ("0.14.1", "V", _PV),
+    "2.0.0": ("0.15.1", "V", _PV), "2.0.1": ("0.15.2", "V", _PV),
+    "2.1.0": ("0.16.0", "V", _RM), "2.1.1": ("0.16.1", "V", _RM), "2.1.2": ("0.16.2", "V", _RM),
+    "2.2.0": ("0.17.0", "V", _RM), "2.2.1": ("0.17.1", "V", _RM), "2.2.2": ("0.17.2", "V", _RM),
+    "2.3.0": ("0.18.0", "V", _RM), "2.3.1": ("0.18.1", "V", _RM),
+    "2.4.0": ("0.19.0", "V", _RM), "2.4.1": ("0.19.1", "V", _RM),
+    "2.5.0": ("0.20.0", "V", _RM), "2.5.1": ("0.20.1", "V", _RM),
+    "2.6.0": ("0.21.0", "V", "test-infra validate_pypi_staging.py @edb2650d"),
+    "2.7.0": ("0.22.0", "V", "test-infra release/release_versions.sh @d0e960f2e"),
+    "2.8.0": ("0.23.0", "I", f"{WM} §1"),
+    "2.9.0": ("0.24.0", "V", "test-infra release/release_versions.sh @264eed5d7"),
+    "2.10.0": ("0.25.0", "V", "test-infra validate_pypi_staging.py @872fcb19"),
+    "2.11.0": ("0.26.0", "V", "test-infra release/release_versions.sh @0cd5e78a"),
+    "2.12.1": ("0.27.1", "V", "test-infra release/release_versions.sh @50358ee12"),
+    "2.13.0": ("0.28.0", "V2", f"{VER} §5 (torchvision 0.28.0 used with 2.13.0)"),
+    "2.14.0": ("0.29.0", "V2", "ORNL/HydraGNN PR #546"),
+}  # fmt: skip
+# torchaudio: the torch version through 2.11; 2.12 reuses 2.11.0 (repackaged); 2.13 is used with
+# 2.11.0 (VERIFIED §5); later: unknown.
+TORCHAUDIO_EXACT: dict[str, tuple[str, str, str]] = {
+    "1.13.0": ("0.13.0", "V", _PV), "1.13.1": ("0.13.1", "V", _PV),
+    "2.0.0": ("2.0.1", "V", _PV), "2.0.1": ("2.0.2", "V", _PV),
+    "2.12.0": ("2.11.0", "V", "test-infra release/repackage_torchaudio_cu130_to_cu132.py"),
+    "2.12.1": ("2.11.0", "V", "test-infra release/release_versions.sh @50358ee12"),
+    "2.13.0": ("2.11.0", "V2", f"{VER} §5 (torchaudio 2.11.0 used with 2.13.0)"),
+}  # fmt: skip
+
+TRAPS = [
+    {
+        "release": "2.6.0",
+        "platform_tag": "manylinux1_x86_64",
+        "min_glibc": "2.28",
+        "note": "tagged manylinux1 (glibc 2.5) but built on manylinux_2_28: on an older glibc "
+        "pip installs it and `import torch` fails with 'GLIBC_2.28 not found'",
+        "confidence": "I",
+        "source": f"{VER} §1; {WM} §2, §9.3; pytorch/pytorch#123649, #126551",
+    }
+]
+
+# Linux glibc floor of every build (index wheels are tagged linux_x86_64 and say nothing).
+GLIBC = [("1.13", "2.5", "2.17", "V", f"{WM} §2 (CentOS 7 / manylinux2014 builds)"),
+         ("2.6", "2.15", "2.28", "V", f"{WM} §2 (manylinux_2_28 builds from 2.6)")]  # fmt: skip
+
+NIGHTLY = {
+    "variants": {
+        "linux_x86_64": ["cpu", "cu126", "cu130", "cu132", "cu134", "rocm7.2", "rocm7.14", "xpu"],
+        "linux_aarch64": ["cpu", "cu126", "cu130", "cu132", "cu134"],
+        "windows_x86_64": ["cpu", "cu126", "cu130", "cu132", "xpu"],
+        "macos_arm64": ["cpu"],
+    },
+    "confidence": "?",
+    "source": f"{TI} HEAD @61a77570 (2026-08-21) nightly lists; contents change daily",
+}
+
+# --- reading the captures -----------------------------------------------------------------------
+
+
+def read_pypi(path: Path, project: str) -> dict[str, dict[str, Any]]:
+    """release -> {files: {platform tag: [python-abi]}, requires_python, uploaded}."""
+    doc = json.loads(path.read_text())
+    out: dict[str, dict[str, Any]] = {}
+    for f in doc["files"]:
+        name = f["filename"]
+        if not name.endswith(".whl") or f.get("yanked"):
+            continue
+        _n, version, _build, tags = parse_wheel_filename(name)
+        if version.is_prerelease or version.is_devrelease or version.local:
+            continue
+        rel = str(version)
+        row = out.setdefault(rel, {"files": defaultdict(set), "requires_python": set(), "up": []})
+        for t in tags:
+            row["files"][t.platform].add(f"{t.interpreter}-{t.abi}")
+        if f.get("requires-python"):
+            row["requires_python"].add(f["requires-python"].strip())
+        if f.get("upload-time"):
+            row["up"].append(f["upload-time"][:10])
+    return out
+
+
+def _interp_key(pa: str) -> tuple[int, int, str]:
+    py, abi = pa.split("-")
+    m = re.match(r"cp(\d)(\d+)", py)
+    return (int(m.group(1)), int(m.group(2)), abi) if m else (0, 0, pa)
+
+
+def python_versions(files: dict[str, set[str]]) -> list[str]:
+    """cp311-cp311 -> 3.11; cp314-cp314t -> 3.14t; cp37-cp37m -> 3.7."""
+    seen = set()
+    for tags in files.values():
+        for pa in tags:
+            py, abi = pa.split("-")
+            m = re.match(r"cp(\d)(\d+)$", py)
+            if m:
+                seen.add((int(m.group(1)), int(m.group(2)), abi.endswith("t")))
+    return [f"{a}.{b}{'t' if t else ''}" for a, b, t in sorted(seen, key=lambda x: (x[2], x))]
+
+
+def platform_of_tag(tag: str) -> str | None:
+    if tag.startswith(("manylinux", "linux")):
+        return "linux_x86_64" if tag.endswith("x86_64") else "linux_aarch64"
+    if tag == "win_amd64":
+        return "windows_x86_64"
+    if tag.startswith("macosx"):
+        return "macos_arm64" if tag.endswith("arm64") else "macos_x86_64"
+    return None
+
+
+def driver_table(ref: dict[str, Any]) -> dict[str, Any]:
+    table = ref["nvidia_driver_table"]
+    cuda: dict[str, Any] = {}
+    for name, linux, windows in table["toolkit_driver"]:
+        m = re.match(r"(\d+)\.(\d+) (GA|Update (\d+))$", name)
+        if not m:
+            raise SystemExit(f"unreadable toolkit row {name!r}")
+        xy = f"{m.group(1)}.{m.group(2)}"
+        full = f"{xy}.{m.group(4) or 0}"
+        entry = cuda.setdefault(xy, {"updates": {}})
+        major = int(m.group(1))
+        if windows is None:
+            # NVIDIA's table prints N/A for Windows from 13.x (the driver is no longer bundled);
+            # fall back to the Linux branch number (wheel_matrix.md §3c caveat, confidence ?).
+            windows = linux.split(".")[0]
+            wconf = "?"
+        else:
+            wconf = table["confidence"]
+        entry["updates"][full] = {
+            "linux": linux,
+            "windows": windows,
+            "windows_confidence": wconf,
+        }
+        mvc = table["minor_version_compatibility"][f"{major}.x"]
+        win_mvc = (mvc.get("windows_min") or mvc["linux_min"]).split(" ")[0]
+        entry["mvc"] = {
+            "linux": mvc["linux_min"],
+            "windows": win_mvc,
+            "windows_confidence": table["confidence"] if mvc.get("windows_min") else "?",
+        }
+        entry["confidence"] = table["confidence"]
+        entry["source"] = table["source"]
+    return {k: cuda[k] for k in sorted(cuda, key=Version)}
+
+
+def check_against_draft(ref: dict[str, Any]) -> None:
+    """The curated lists must agree with wheel_matrix.json's (drift fails the build)."""
+    for s, row in SERIES.items():
+        draft = ref["releases"][s]
+        if draft["cuda"] != row["cuda"]:
+            raise SystemExit(f"{s}: CUDA list {row['cuda']} != wheel_matrix.json {draft['cuda']}")
+        if draft["rocm"] != row["rocm"]:
+            raise SystemExit(f"{s}: ROCm list {row['rocm']} != wheel_matrix.json {draft['rocm']}")
+
+
+def generate(reference: Path) -> dict[str, Any]:
+    torch_caps = reference / "captures" / "pypi-simple-torch.json"
+    vision_caps = reference / "captures" / "pypi-simple-torchvision.json"
+    ref = json.loads((reference / "wheel_matrix.json").read_text())
+    check_against_draft(ref)
+    torch = read_pypi(torch_caps, "torch")
+    vision = read_pypi(vision_caps, "torchvision")
+    cap_src = "captures/pypi-simple-torch.json (PyPI PEP 691, 2026-12-02)"
+
+    releases: dict[str, Any] = {}
+    for rel in sorted(torch, key=Version):
+        v = Version(rel)
+        if not FIRST <= v <= LAST:
+            continue
+        row = torch[rel]
+        series = minor_of(rel)
+        files = {k: sorted(row["files"][k], key=_interp_key) for k in sorted(row["files"])}
+        rp = sorted(row["requires_python"])
+        # PyPI default variant per platform
+        pv: dict[str, Any] = {}
+        for plat in PLATFORMS:
+            if not any(platform_of_tag(t) == plat for t in files):
+                continue
+            got = PYPI_VARIANT.get(series, {}).get(plat)
+            if got is None:
+                got = ("cpu", "V", f"{WM} §4 (PyPI wheels for Windows and macOS are CPU builds)")
+            pv[plat] = {"variant": got[0], "confidence": got[1], "source": got[2]}
+        # the index
+        index: dict[str, dict[str, Any]] = defaultdict(dict)
+        if series == "2.15":
+            for variant, plat, ok, conf, src in INDEX_2_15:
+                index[variant][plat] = {"verified": ok, "confidence": conf, "source": src}
+        else:
+            s = SERIES[series]
+            src = f"{TI} @{s['src']}"
+            for plat in ("linux_x86_64", "windows_x86_64"):
+                index["cpu"][plat] = {"verified": True, "confidence": "V", "source": src}
+            index["cpu"]["linux_aarch64"] = {
+                "verified": True,
+                "confidence": "V",
+                "source": src + " (aarch64 CPU builds)",
+            }
+            for variant in s["cuda"]:
+                for plat in X86:
+                    index[variant][plat] = {"verified": True, "confidence": "V", "source": src}
+            if "aarch64" in s:
+                variants, conf, asrc = s["aarch64"]
+                for variant in variants:
+                    index[variant]["linux_aarch64"] = {
+                        "verified": conf in ("V", "V2"),
+                        "confidence": conf,
+                        "source": asrc,
+                    }
+            if "linux_only" in s:
+                variants, conf, lsrc = s["linux_only"]
+                for variant in variants:
+                    ok = conf in ("V", "V2") and (series != "2.12" or rel == "2.12.1")
+                    index[variant]["linux_x86_64"] = {
+                        "verified": ok, "confidence": conf, "source": lsrc,
+                    }  # fmt: skip
+                    index[variant]["linux_aarch64"] = {
+                        "verified": False, "confidence": "?", "source": lsrc,
+                    }  # fmt: skip
+            for variant in s["rocm"]:
+                index[variant]["linux_x86_64"] = {
+                    "verified": True,
+                    "confidence": "V",
+                    "source": src,
+                }
+            if "xpu" in s:
+                conf, xsrc = s["xpu"]
+                for plat in X86:
+                    index["xpu"][plat] = {
+                        "verified": conf in ("V", "V2"),
+                        "confidence": conf,
+                        "source": xsrc,
+                    }
+        # companions
+        comp: dict[str, Any] = {}
+        vminor = f"0.{int(series.split('.')[1]) + 15}" if series.startswith("2.") else "0.14"
+        if rel in TORCHVISION_EXACT:
+            ver, conf, src = TORCHVISION_EXACT[rel]
+            spec = f"=={ver}"
+        else:
+            have = sorted((x for x in vision if minor_of(x) == vminor), key=Version)
+            ver, conf, src = None, "I", f"{WM} §1 pattern (torchvision minor = torch minor + 15)"
+            spec = f"=={vminor}.*" if have else None
+            if not have:
+                conf = "V"
+                src = f"captures/pypi-simple-torchvision.json: no torchvision {vminor}.x on PyPI"
+        if ver is not None and ver not in vision:
+            raise SystemExit(f"torchvision {ver} (for torch {rel}) is not in the PyPI capture")
+        comp["torchvision"] = {"version": ver, "spec": spec, "confidence": conf, "source": src}
+        if rel in TORCHAUDIO_EXACT:
+            ver, conf, src = TORCHAUDIO_EXACT[rel]
+            comp["torchaudio"] = {"version": ver, "spec": f"=={ver}", "confidence": conf,
+                                  "source": src}  # fmt: skip
+        elif Version("2.1") <= v < Version("2.12"):
+            comp["torchaudio"] = {
+                "version": rel,
+                "spec": f"=={rel}",
+                "confidence": "V",
+                "source": f"{WM} §1 (torchaudio follows torch through 2.11)",
+            }
+        else:
+            comp["torchaudio"] = {
+                "version": None, "spec": None, "confidence": "?",
+                "source": f"{WM} §9.7: the torchaudio for torch {series} is not recorded",
+            }  # fmt: skip
+        # platform minimums
+        pmin: dict[str, Any] = {}
+        for first, last, glibc, conf, src in GLIBC:
+            if Version(first) <= Version(series) <= Version(last):
+                for plat in ("linux_x86_64", "linux_aarch64"):
+                    pmin[plat] = {"glibc": glibc, "confidence": conf, "source": src}
+        macs = sorted({t for t in files if t.startswith("macosx") and t.endswith("arm64")})
+        if macs:
+            # the lowest macOS any arm64 file of this release installs on
+            low = min(macs, key=lambda t: tuple(int(x) for x in t.split("_")[1:3]))
+            pmin["macos_arm64"] = {
+                "macos": ".".join(low.split("_")[1:3]),
+                "confidence": "V",
+                "source": cap_src + " (platform tags)",
+            }
+        releases[rel] = {
+            "uploaded": min(row["up"]),
+            "requires_python": rp[0] if len(rp) == 1 else ", ".join(rp),
+            "python": python_versions(row["files"]),
+            "pypi_files": files,
+            "pypi_variant": pv,
+            "index": {k: dict(sorted(index[k].items())) for k in sorted(index)},
+            "companions": comp,
+            "platform_min": pmin,
+            "traps": [t for t in TRAPS if t["release"] == rel],
+            "confidence": "V",
+            "source": cap_src,
+        }
+
+    builds = []
+    series_releases: dict[str, list[str]] = defaultdict(list)
+    for rel in releases:
+        series_releases[minor_of(rel)].append(rel)
+    for b in BUILDS:
+        rels = [r for s in b["series"] for r in series_releases[s]]
+        row = {k: v for k, v in b.items() if k != "series"}
+        builds.append({"releases": rels, **row})
+    for b in builds:  # every build's variant must be on the index for those releases
+        for rel in b["releases"]:
+            for plat in b["platforms"]:
+                if plat not in releases[rel]["index"].get(b["variant"], {}):
+                    raise SystemExit(f"build {b['variant']} {rel} {plat} is not on the index")
+
+    vision_files = {
+        rel: {k: sorted(v, key=_interp_key) for k, v in sorted(vision[rel]["files"].items())}
+        for rel in sorted(vision, key=Version)
+        if Version(rel) >= Version("0.14")
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "source": "PyPI simple API captures + pytorch/test-infra, pytorch/builder, "
+        "pytorch/pytorch, NVIDIA CUDA release notes (see each row); "
+        "../shared/reference/VERIFIED.md overrides",
+        "retrieved": RETRIEVED,
+        "generated_by": "scripts/build_matrix.py",
+        "platforms": PLATFORMS,
+        "index_url": "https://download.pytorch.org/whl",
+        "releases": releases,
+        "builds": builds,
+        "cuda": driver_table(ref),
+        "companion_files": {
+            "torchvision": vision_files,
+            "source": "captures/pypi-simple-torchvision.json (PyPI PEP 691, 2026-12-02)",
+        },
+        "nightly": NIGHTLY,
+    }
+
+
+def dump(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=1, sort_keys=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE)
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--check", action="store_true", help="exit 1 if the committed file differs")
+    args = ap.parse_args(argv)
+    if not (args.reference / "captures" / "pypi-simple-torch.json").is_file():
+        print(f"build_matrix: no captures under {args.reference}", file=sys.stderr)
+        return 2
+    text = dump(generate(args.reference))
+    if args.check:
+        current = args.out.read_text() if args.out.exists() else ""
+        if current != text:
+            print(f"build_matrix: {args.out} differs from what the sources give", file=sys.stderr)
+            return 1
+        print(f"build_matrix: {args.out} is up to date")
+        return 0
+    args.out.write_text(text)
+    print(f"build_matrix: wrote {args.out} ({len(text)} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
