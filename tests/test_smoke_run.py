@@ -168,3 +168,14 @@ def test_worker_module_runs_on_python39_syntax() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert sys.version_info >= (3, 9)
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_compile_on_cpu_with_gcc() -> None:
+    if shutil.which("gcc") is None and shutil.which("g++") is None:
+        pytest.skip("torch.compile on the CPU needs a C++ compiler")
+    report = run_verify(VerifyOptions(compile=True, only=("compile",), detect_facts=False))
+    res = report.checks[-1]
+    assert res.name == "compile" and res.status == "pass", res
+    assert res.evidence["compile_s"] > 0

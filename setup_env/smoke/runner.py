@@ -44,6 +44,8 @@ Progress = Callable[[CheckResult], None]
 # interpreter (verify --python) can run the worker without setup-env installed there.
 _PKG_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEST_CHECKS_ENV = "SETUP_ENV_VERIFY_TEST_CHECKS"
+# After torch imports, the worker probes the devices (the first CUDA/XPU/MPS initialisation).
+DEVICE_PROBE_TIMEOUT_S = 120.0
 
 
 def selected_checks(options: VerifyOptions) -> list[str]:
@@ -219,6 +221,7 @@ class _Run:
         self.info: dict[str, Any] = {}
         self.facts_thread = _FactsThread(options)
         self.env = _child_env()
+        self.children: list[_Child] = []
 
     def report(self, res: CheckResult) -> None:
         self.results.append(res)
@@ -231,32 +234,61 @@ class _Run:
     def start_worker(self, payload: dict[str, Any]) -> _Child:
         self.workers += 1
         argv = [self.python, "-m", "setup_env.smoke.worker", "--spec", json.dumps(payload)]
-        return _Child(argv, self.env)
+        return self.spawn(argv, self.env)
+
+    def spawn(self, argv: Sequence[str], env: Mapping[str, str]) -> _Child:
+        child = _Child(argv, env)
+        self.children.append(child)
+        return child
+
+    def kill_all(self) -> None:
+        for child in self.children:
+            child.kill()
 
     def wait_ready(self, child: _Child) -> tuple[str, dict[str, Any]]:
         """Until the worker has imported torch: ("info", ev) | ("import_failed", ev) |
         ("timeout", {}) | ("died", {"returncode", "stderr"})."""
         deadline = time.monotonic() + self.timeout("import")
         hello = False
+        imported: dict[str, Any] | None = None
         while True:
             kind, ev = child.next_event(deadline)
             if kind == "timeout":
                 child.kill()
-                return "timeout", {"hello": hello, "stderr": child.stderr_text()}
+                return "timeout", {
+                    "hello": hello,
+                    "imported": imported,
+                    "stderr": child.stderr_text(),
+                }
             if kind == "eof":
                 rc = child.returncode()
-                return "died", {"returncode": rc, "stderr": child.stderr_text(), "hello": hello}
+                return "died", {
+                    "returncode": rc,
+                    "stderr": child.stderr_text(),
+                    "hello": hello,
+                    "imported": imported,
+                }
             assert ev is not None
             if ev["event"] == "hello":
                 hello = True
+            elif ev["event"] == "imported":
+                imported = ev
+                deadline = time.monotonic() + DEVICE_PROBE_TIMEOUT_S * self.scale
             elif ev["event"] in ("info", "import_failed"):
                 return ev["event"], ev
 
 
 def run_verify(options: VerifyOptions, progress: Progress | None = None) -> VerifyReport:
     """Run the checks; ``progress`` gets each CheckResult as it finishes."""
-    t0 = time.monotonic()
     run = _Run(options, progress)
+    try:
+        return _verify(run, options)
+    finally:  # Ctrl-C or an error in a progress callback: no worker outlives us
+        run.kill_all()
+
+
+def _verify(run: _Run, options: VerifyOptions) -> VerifyReport:
+    t0 = time.monotonic()
     names = selected_checks(options)
     device_checks = [n for n in names if spec(n).where == "worker" and spec(n).scope == "device"]
     torch_missing = False
@@ -367,6 +399,51 @@ def _import_failed(
                 fix,
             )
         )
+    elif state in ("timeout", "died") and ev.get("imported"):
+        # torch imported; the first device initialisation hung or crashed.
+        imp = ev["imported"]
+        run.report(
+            CheckResult(
+                "import",
+                "pass",
+                float(imp.get("import_s", 0)),
+                f"torch {imp.get('torch_version')} imported in "
+                f"{float(imp.get('import_s', 0)):.2f}s",
+                None,
+                {"python": run.python},
+            )
+        )
+        rc = ev.get("returncode")
+        stderr = str(ev.get("stderr", ""))
+        diag = decide.classify_error(stderr, returncode=rc)
+        if state == "timeout":
+            limit = DEVICE_PROBE_TIMEOUT_S * run.scale
+            msg = (
+                f"initialising the devices (torch.cuda/xpu/mps) did not finish within "
+                f"{limit:g}s (killed): a hung driver or device"
+            )
+        else:
+            msg = f"the worker died initialising the devices ({_rc_text(rc)})"
+        if diag is not None:
+            msg += f": {diag.cause}"
+        run.report(
+            CheckResult(
+                "device",
+                "fail",
+                0.0,
+                msg,
+                None,
+                {"stderr": _tail(stderr)},
+                diag.fix
+                if diag
+                else "check `nvidia-smi` and `dmesg` for "
+                "driver errors (Xid); reset or reboot the GPU",
+            )
+        )
+        for n in names:
+            if n not in ("import", "device"):
+                run.report(CheckResult(n, "skip", 0.0, "the devices could not be initialised"))
+        return False, None
     elif state == "timeout":
         if not ev.get("hello"):
             error = f"the worker did not start under {run.python}: " + _tail(ev["stderr"], 3)
@@ -560,7 +637,8 @@ def _run_items(
             child.kill()
             return
         child.next_event(time.monotonic() + 30 * run.scale)  # its plan
-    child.next_event(time.monotonic() + 5)  # "done"
+    child.next_event(time.monotonic() + 5)  # "done"; then the worker exits by itself
+    child.returncode(5)
     child.kill()
 
 
@@ -598,7 +676,7 @@ def _run_distributed(run: _Run) -> CheckResult:
             "0.3" if backend == "gloo" else "0.5",
         ]
         env = _child_env({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
-        child = _Child(argv, env)
+        child = run.spawn(argv, env)
         limit = run.timeout("distributed")
         kind_, _ = child.next_event(time.monotonic() + limit)
         while kind_ == "event":  # torchrun's stdout carries no events; drain until EOF
