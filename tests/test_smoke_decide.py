@@ -294,3 +294,17 @@ def test_h2d_against_pcie_link_from_facts() -> None:
     )
     assert res.status == "warn" and res.evidence["pcie_link"] == "gen5 x16"
     assert res.evidence["pcie_link_current"] == "x4"
+
+
+def test_speed_against_the_real_gpu_catalogue() -> None:
+    gpus = pytest.importorskip("setup_env.gpus")
+    peaks = gpus.lookup("NVIDIA H200")
+    assert peaks is not None
+    healthy = CheckResult("memory-bandwidth", "pass", 0.2, "3900 GB/s", "cuda:0", {"gbps": 3900.0})
+    res = judge_speed(healthy, peaks)
+    assert res.status == "pass" and res.evidence["peak"] == peaks.memory_gbps
+    throttled = CheckResult(
+        "matmul-speed", "pass", 0.3, "150 TFLOP/s", "cuda:0", {"tflops": 150.0, "dtype": "bfloat16"}
+    )
+    res = judge_speed(throttled, peaks)
+    assert res.status == "warn" and "150" in res.message and res.evidence["ratio"] < 0.25
