@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     # `setup-env` alone, or `setup-env --json`, is `setup-env check`.
-    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")):
+    top_level = ("-h", "--help", "--version")
+    if not args_list or (args_list[0].startswith("-") and args_list[0] not in top_level):
         args_list = ["check", *args_list]
     parser = build_parser()
     try:

@@ -30,7 +30,7 @@ class FactsError(ValueError):
 
 @dataclass(frozen=True)
 class Note:
-    """Something a probe noticed: garbled output, a tool that failed, a GPU the driver can't reach."""
+    """Something a probe noticed: garbled output, a failed tool, a GPU the driver can't reach."""
 
     code: str  # stable machine-readable id, e.g. "nvidia-smi-failed", "driver-library-mismatch"
     message: str
@@ -123,7 +123,7 @@ class AppleInfo:
     generation: Optional[int] = None  # 3 for M3
     variant: Optional[str] = None  # "Pro" | "Max" | "Ultra" | None
     gpu_cores: Optional[int] = None
-    mps_eligible: bool = False  # arm64 hardware + macOS >= 12.3 (MPS is built for 14+ from torch 2.x)
+    mps_eligible: bool = False  # arm64 hardware + macOS >= 12.3 (torch >= 2.12 needs macOS 14)
     sources: Mapping[str, str] = field(default_factory=dict)
 
 

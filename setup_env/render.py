@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 from setup_env import __version__
 from setup_env.facts import to_jsonable
@@ -54,7 +54,14 @@ def use_color(stream: TextIO, flag: bool | None = None) -> bool:
 
 
 class Style:
-    _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+    _CODES: ClassVar[dict[str, str]] = {
+        "bold": "1",
+        "dim": "2",
+        "red": "31",
+        "green": "32",
+        "yellow": "33",
+        "cyan": "36",
+    }
 
     def __init__(self, color: bool) -> None:
         self.color = color
