@@ -329,33 +329,44 @@ else
 	NEW_VENV=1
 fi
 
-if [ "$NEW_VENV" = 1 ]; then
-	if [ -n "$UV" ]; then
-		run "$UV" venv --python "$FOUND" "$VENV"
+INSTALLED=
+if [ "$NEW_VENV" = 0 ]; then
+	INSTALLED=$("$VENV_PY" -c 'from importlib.metadata import version; print(version("setup-env"))' 2>/dev/null || true)
+fi
+NEED_INSTALL=1
+if [ -n "$INSTALLED" ] && [ -z "$FROM" ] &&
+	{ [ -z "$SOURCE_VERSION" ] || [ "$INSTALLED" = "$SOURCE_VERSION" ]; }; then
+	NEED_INSTALL=0
+fi
+
+# The network, before anything is created: a machine that cannot reach the index is left as is.
+if [ "$NEED_INSTALL" = 1 ] && [ -z "$FIND_LINKS" ]; then
+	if [ "$DRY_RUN" = 1 ]; then
+		say "would check the network to $(index_url)"
 	else
-		run "$FOUND" -m venv "$VENV"
+		check_network
+	fi
+fi
+
+if [ "$NEW_VENV" = 1 ]; then
+	status=0
+	if [ -n "$UV" ]; then
+		run "$UV" venv --python "$FOUND" "$VENV" || status=$?
+	else
+		run "$FOUND" -m venv "$VENV" || status=$?
+	fi
+	if [ "$status" != 0 ]; then
+		die 11 "creating the virtual environment at $VENV with $FOUND failed (exit $status): $(venv_hint "${PY_VERSION%.*}")"
 	fi
 else
 	say "keeping the virtual environment at $VENV"
 fi
 
-INSTALLED=
-if [ "$NEW_VENV" = 0 ]; then
-	INSTALLED=$("$VENV_PY" -c 'from importlib.metadata import version; print(version("setup-env"))' 2>/dev/null || true)
-fi
-if [ -n "$INSTALLED" ] && [ -z "$FROM" ] &&
-	{ [ -z "$SOURCE_VERSION" ] || [ "$INSTALLED" = "$SOURCE_VERSION" ]; }; then
+if [ "$NEED_INSTALL" = 0 ]; then
 	say "already set up: setup-env $INSTALLED in $VENV"
 else
 	if [ -n "$INSTALLED" ]; then
 		say "replacing setup-env $INSTALLED in $VENV with $SOURCE${SOURCE_VERSION:+ ($SOURCE_VERSION)}"
-	fi
-	if [ -z "$FIND_LINKS" ]; then
-		if [ "$DRY_RUN" = 1 ]; then
-			say "would check the network to $(index_url)"
-		else
-			check_network
-		fi
 	fi
 	status=0
 	if [ -n "$UV" ]; then
