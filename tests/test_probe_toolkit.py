@@ -13,7 +13,12 @@ HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 THIS_MACHINE = HOSTS / "debian12-nogpu-cuda13toolkit"
 
 # nvcc --version on this machine (CUDA 13.0 toolkit, no driver).
-NVCC_13 = (THIS_MACHINE / "commands/00-nvcc.txt").read_text(encoding="utf-8")
+NVCC_13 = """nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2025 NVIDIA Corporation
+Built on Wed_Aug_20_01:58:59_PM_PDT_2025
+Cuda compilation tools, release 13.0, V13.0.88
+Build cuda_13.0.r13.0/compiler.36424714_0
+"""
 # nvcc --version of CUDA 11.5 (public setup notes, index id 36014572929)
 NVCC_11_5 = """nvcc: NVIDIA (R) Cuda compiler driver
 Copyright (c) 2005-2021 NVIDIA Corporation
@@ -122,7 +127,7 @@ def test_two_toolkits_env_and_a_missing_cuda_home(tmp_path: Path) -> None:
     assert [n.code for n in notes] == ["cuda-home-missing"]
 
 
-def test_a_wrapper_nvcc_on_path_is_matched_by_version(tmp_path: Path) -> None:
+def test_a_wrapper_nvcc_on_path_is_matched_without_running_it(tmp_path: Path) -> None:
     # This machine's layout: /usr/local/bin/nvcc is a shell wrapper, the toolkit is wheel-built.
     facts, _ = toolkit.detect(make_replay(tmp_path / "x", {}))
     assert facts == []
@@ -131,6 +136,23 @@ def test_a_wrapper_nvcc_on_path_is_matched_by_version(tmp_path: Path) -> None:
     )
     assert [(t.version, t.full_version, t.nvcc, t.found_by[0]) for t in found] == [
         ("13.0", "13.0.88", "/usr/local/bin/nvcc", "nvcc on PATH")
+    ]
+    assert notes == []
+
+
+def test_an_opaque_nvcc_on_path_is_asked_and_matched_by_version(tmp_path: Path) -> None:
+    host = make_replay(
+        tmp_path,
+        {
+            "which": {"nvcc": "/usr/bin/nvcc"},
+            "commands": [{"argv": ["/usr/bin/nvcc", "--version"], "stdout": NVCC_13}],
+            "dirs": {"/usr/local/cuda-13.0/dist-info": ["nvidia_cuda_nvcc-13.0.88.dist-info"]},
+        },
+        {"/usr/local/cuda-13.0/include/cuda.h": ""},
+    )
+    found, notes = toolkit.detect(host)
+    assert [(t.full_version, t.path, t.nvcc, t.found_by) for t in found] == [
+        ("13.0.88", "/usr/local/cuda-13.0", "/usr/bin/nvcc", ("nvcc on PATH", "/usr/local/cuda-*"))
     ]
     assert notes == []
 

@@ -118,9 +118,14 @@ def _crash_note(name: str, exc: BaseException) -> Note:
 
 
 def detect(host: Host, *, cloud_metadata: bool | None = None) -> Facts:
-    from setup_env.probe import apple, cloud, cpu, interp, nvidia, osinfo, packages, pci, rocm
-    from setup_env.probe import toolkit as toolkit_probe
-    from setup_env.probe import xpu as xpu_probe
+    import importlib
+
+    from setup_env.probe import apple, cpu, interp, osinfo, packages
+
+    def probe(name: str) -> Any:
+        # Threaded probes import their modules in their own thread: those imports then
+        # overlap with the other threads' waits on subprocesses.
+        return importlib.import_module(f"setup_env.probe.{name}")
 
     notes: list[Note] = []
     skip = {p.strip() for p in (host.env("SETUP_ENV_SKIP_PROBES") or "").split(",") if p.strip()}
@@ -144,6 +149,7 @@ def detect(host: Host, *, cloud_metadata: bool | None = None) -> Facts:
     system = str(interpreter.get("system") or "").lower()
 
     def gpu_others() -> tuple[Optional[RocmInfo], Optional[XpuInfo], list[Note]]:
+        pci, rocm, xpu_probe = probe("pci"), probe("rocm"), probe("xpu")
         devices = pci.display_devices(host) if system in ("linux", "") else []
         out_notes: list[Note] = []
         rocm_info = xpu_info = None
@@ -163,11 +169,11 @@ def detect(host: Host, *, cloud_metadata: bool | None = None) -> Facts:
 
     start("os", lambda: osinfo.detect(host))
     if "nvidia" not in skip:
-        start("nvidia", lambda: nvidia.detect(host))
+        start("nvidia", lambda: probe("nvidia").detect(host))
     if "cloud" not in skip:
-        start("cloud", lambda: cloud.detect(host, metadata=cloud_metadata))
+        start("cloud", lambda: probe("cloud").detect(host, metadata=cloud_metadata))
     if "toolkit" not in skip:
-        start("toolkit", lambda: toolkit_probe.detect(host))
+        start("toolkit", lambda: probe("toolkit").detect(host))
     if "rocm" not in skip or "xpu" not in skip:
         start("gpu-others", gpu_others)
 

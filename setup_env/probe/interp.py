@@ -55,9 +55,12 @@ def derive_tags(
     libc_version: str | None = None,
     macos_version: str | None = None,
 ) -> list[str]:
-    """The most specific tags (this interpreter and ABI, every platform) from plain facts."""
-    from packaging import tags
+    """The most specific tags (this interpreter and ABI, every platform) from plain facts.
 
+    The same order as ``packaging.tags.cpython_tags`` for the interpreter's own ABI: one tag per
+    platform, platforms most specific first. packaging is imported for macOS only (its
+    ``mac_platforms`` table of versions and fat binaries is not worth repeating here).
+    """
     parts = [int(p) for p in re.findall(r"\d+", version)[:2]]
     if implementation != "cpython" or len(parts) < 2:
         return []
@@ -69,6 +72,8 @@ def derive_tags(
         if not mac:
             return []
         mac_arch = "x86_64" if machine == "x86_64" else "arm64"
+        from packaging import tags
+
         platforms = list(tags.mac_platforms((mac[0], mac[1] if len(mac) > 1 else 0), mac_arch))
     elif system == "windows":
         plat = _WINDOWS_PLATFORMS.get(machine.lower())
@@ -77,10 +82,9 @@ def derive_tags(
         platforms = [plat]
     else:
         return []
-    abi = f"cp{parts[0]}{parts[1]}" + ("t" if free_threaded else "")
-    return [
-        str(t) for t in tags.cpython_tags((parts[0], parts[1]), [abi], platforms) if t.abi == abi
-    ]
+    interpreter = f"cp{parts[0]}{parts[1]}"
+    abi = interpreter + ("t" if free_threaded else "")
+    return [f"{interpreter}-{abi}-{platform}" for platform in platforms]
 
 
 def detect(

@@ -211,7 +211,14 @@ def detect(host: Host) -> tuple[list[CudaToolkit], list[Note]]:
         )
 
     if nvcc and nvcc_root is None:
-        # nvcc on PATH is a wrapper script or a stray binary: ask it, then match by version.
+        # A small wrapper script that execs one known toolkit's nvcc names it: no need to run.
+        target = _wrapped_nvcc(host, nvcc, toolkits)
+        if target is not None:
+            i = toolkits.index(target)
+            toolkits[i] = _with(target, nvcc=nvcc, found_by=("nvcc on PATH", *target.found_by))
+            toolkits.insert(0, toolkits.pop(i))
+            return toolkits, notes
+        # nvcc on PATH is a stray binary or an opaque wrapper: ask it, then match by version.
         result = host.run((nvcc, "--version"), timeout=5.0)
         version = parse_nvcc_version(result.stdout) if result.ok else None
         if version is None:
@@ -237,6 +244,23 @@ def detect(host: Host) -> tuple[list[CudaToolkit], list[Note]]:
                     ),
                 )
     return toolkits, notes
+
+
+def _wrapped_nvcc(host: Host, nvcc: str, toolkits: list[CudaToolkit]) -> CudaToolkit | None:
+    """The toolkit whose ``bin/nvcc`` a ``#!`` wrapper script on PATH execs, if exactly one.
+
+    This machine's ``/usr/local/bin/nvcc`` is ``#!/bin/sh`` + ``exec /usr/local/cuda-13.0/bin/nvcc
+    "$@"``.
+    """
+    read = host.read(nvcc, max_bytes=4096)
+    if read.text is None or not read.text.startswith("#!"):
+        return None
+    named = [
+        tk
+        for tk in toolkits
+        if tk.path and re.search(re.escape(_join(tk.path, "bin", "nvcc")) + r"\b", read.text)
+    ]
+    return named[0] if len(named) == 1 else None
 
 
 def _with(tk: CudaToolkit, **changes: object) -> CudaToolkit:
