@@ -88,7 +88,9 @@ def main() -> int:
             collect.append(once(COLLECT_ENV))
 
     def ms(values: list[float]) -> str:
-        return f"median {statistics.median(values) * 1000:7.1f} ms  (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f}, n={len(values)})"
+        median = statistics.median(values) * 1000
+        low, high = min(values) * 1000, max(values) * 1000
+        return f"median {median:7.1f} ms  (min {low:.1f}, max {high:.1f}, n={len(values)})"
 
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     print(f"python -c pass                      {ms(bare)}")
