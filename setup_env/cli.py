@@ -39,7 +39,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--color", dest="color", action="store_true", help=argparse.SUPPRESS)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. With ``only``, just that command's options are built (the other
+    commands stay listed in --help): importing every command module costs start-up time."""
     parser = argparse.ArgumentParser(
         prog="setup-env",
         description="Which PyTorch belongs on this machine, and does it really work?",
@@ -47,10 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"setup-env {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f"setup_env.commands.{name}")
         p = sub.add_parser(name, help=help_text, description=help_text)
-        _common(p)
-        module.add_arguments(p)
+        if only is None or only == name:
+            _common(p)
+            importlib.import_module(f"setup_env.commands.{name}").add_arguments(p)
     return parser
 
 
@@ -60,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     top_level = ("-h", "--help", "--version")
     if not args_list or (args_list[0].startswith("-") and args_list[0] not in top_level):
         args_list = ["check", *args_list]
-    parser = build_parser()
+    parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse: 0 for --help/--version, 2 for usage errors
