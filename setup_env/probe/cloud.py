@@ -27,18 +27,18 @@ Source ids ([S1]...) refer to ``setup_env/data/cloud_instances.json`` and the te
 
 from __future__ import annotations
 
-import http.client
 import json
 import re
 import time
-import urllib.parse
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from setup_env.facts import CloudInfo, Note
 from setup_env.probe.host import Host
+
+if TYPE_CHECKING:
+    import http.client
 
 DMI_DIR = "/sys/class/dmi/id"
 DMI_FIELDS = (
@@ -154,6 +154,8 @@ def _uuid_is_ec2(value: str | None) -> bool:
     if value.startswith("ec2"):
         return True
     try:
+        import uuid
+
         return uuid.UUID(value).bytes_le.hex().startswith("ec2")
     except ValueError:
         return False
@@ -401,6 +403,9 @@ def _request(
 
     Raises _Unreachable when the connection cannot be made; TimeoutError when the budget runs
     out; ValueError for an answer over MAX_ANSWER."""
+    import http.client
+    import urllib.parse
+
     parts = urllib.parse.urlsplit(base)
     if parts.scheme != "http" or not parts.hostname:
         raise ValueError(f"unsupported metadata base URL {base!r}")
