@@ -59,7 +59,7 @@ _REQUIREMENT = re.compile(
     r"(?:(?:===|==|!=|~=|>=|<=|<|>)[A-Za-z0-9.*+!_-]{1,64}"
     r"(?:,(?:===|==|!=|~=|>=|<=|<|>)[A-Za-z0-9.*+!_-]{1,64})*)?$"
 )
-_URL_CHARS = re.compile(r"^[A-Za-z0-9._~:/?#@!&+,;=%-]+$")
+_URL_CHARS = re.compile(r"^[A-Za-z0-9._~:/?#@!&+,;=%\[\]-]+$")
 _HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$|^\[[0-9A-Fa-f:.]{2,45}\]$")
 TORCH_PIN = re.compile(r"^\d{1,3}(?:\.\d{1,3}){0,2}$")
 VARIANT = re.compile(r"^(?:cpu|cu\d{2,3}|rocm\d+(?:\.\d+){0,2}|xpu|mps)$")
