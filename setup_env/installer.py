@@ -640,14 +640,14 @@ def offline_advice(
     platforms = _platforms(facts)
     plat_glob = "*"
     if platforms:
-        arch = platforms[0].rsplit("_", 1)[-1] if "_" in platforms[0] else ""
-        kind = platforms[0].split("_", 1)[0]
-        if kind.startswith("manylinux"):
-            plat_glob = f"manylinux*_{arch}"
-        elif kind.startswith("macosx"):
-            plat_glob = f"macosx_*_{arch}"
+        first = platforms[0]
+        m = re.match(r"^manylinux(?:_\d+_\d+|\d+)_(.+)$", first)
+        if m:
+            plat_glob = f"manylinux*_{m.group(1)}"  # manylinux_2_28_x86_64, manylinux2014_...
+        elif first.startswith("macosx_"):
+            plat_glob = "macosx_*_" + first.split("_", 3)[-1]  # macosx_14_0_arm64
         else:
-            plat_glob = platforms[0]
+            plat_glob = first
     on_pytorch_index = args.index_url is not None and "pypi.org" not in args.index_url
     patterns: list[str] = []
     for req in args.requirements:
@@ -677,9 +677,9 @@ def offline_advice(
         # (filelock, sympy, the nvidia-* wheels), and mixing indexes invites dependency confusion.
         download += ["--index-url", args.index_url]
     notes = (
-        "torch's dependencies (filelock, typing-extensions, sympy, networkx, jinja2, fsspec, and "
-        "for CUDA builds the nvidia-* / cuda-toolkit wheels) must be in the same folder: "
-        "`pip download` above fetches them all",
+        "torch's dependencies must be in the same folder (filelock, typing-extensions, sympy, "
+        "networkx, jinja2, fsspec; for CUDA builds also the cuda-toolkit / nvidia-* wheels): "
+        "the `pip download` command above fetches them all",
     )
     return OfflineAdvice(tuple(patterns), tuple(download), display(then), notes)
 

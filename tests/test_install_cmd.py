@@ -308,6 +308,13 @@ def test_offline_advice_names_the_real_wheel(facts) -> None:  # type: ignore[no-
     if facts.python.tags and facts.python.tags[0].startswith("cp311-cp311-manylinux"):
         # The pattern matches the real wheel that was brought to this machine by hand.
         assert fnmatch.fnmatch(TORCH_WHEEL.name, advice.patterns[0]), advice.patterns
+    assert advice.patterns[0].startswith("torch-2.13.0+cpu-")
+    if facts.python.machine in ("x86_64", "aarch64"):
+        assert advice.patterns[0].endswith(f"-manylinux*_{facts.python.machine}.whl")
+        for other in ("torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_aarch64.whl",
+                      "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"):  # fmt: skip
+            if facts.python.machine not in other:
+                assert not fnmatch.fnmatch(other, advice.patterns[0])
     download = list(advice.download)
     assert download[:4] == ["python3", "-m", "pip", "download"]
     assert "torch==2.13.0" in download
@@ -405,7 +412,8 @@ def test_unreachable_index_says_so_and_offers_the_offline_route(
     captured = capsys.readouterr()
     assert code == 3, captured.err
     assert time.monotonic() - t0 < 30  # probed with a short timeout, pip never started
-    err_lines = [ln for ln in captured.err.splitlines() if ln.strip()]
+    # Under --json the narrative goes to stderr too; the error is one line of its own.
+    err_lines = [ln for ln in captured.err.splitlines() if ln.startswith("setup-env install:")]
     assert len(err_lines) == 1 and "cannot be reached" in err_lines[0]
     assert "127.0.0.1" in err_lines[0]
     doc = _json(captured.out)
@@ -421,6 +429,7 @@ def test_unreachable_index_says_so_and_offers_the_offline_route(
                  "--yes"])  # fmt: skip
     captured = capsys.readouterr()
     assert code == 3
+    assert len(captured.err.strip().splitlines()) == 1, captured.err
     assert "offline route" in captured.out and "pip download" in captured.out
     assert "--find-links torch-wheels" in captured.out
 
@@ -483,6 +492,13 @@ def test_offline_install_of_the_real_wheel_then_verify(
     house = _wheelhouse(tmp_path)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    # torch does not depend on NumPy, yet verify's round trip needs it: an environment that
+    # already has NumPy (as most do) is the case under test.
+    subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-index", "--find-links",
+         str(house), "numpy"],
+        check=True, timeout=300, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
     code = main(["install", "--venv", str(venv), "--torch", "2.13.0", "--variant", "cpu",
                  "--find-links", str(house), "--yes", "--json"])  # fmt: skip
     captured = capfd.readouterr()

@@ -162,6 +162,9 @@ def _user_flags(args: argparse.Namespace) -> list[str]:
             out += [flag, value]
     if args.channel != "stable":
         out += ["--channel", args.channel]
+    for flag, on in (("--force", args.force), ("--reinstall", args.reinstall)):
+        if on:
+            out.append(flag)
     return out
 
 
@@ -374,7 +377,7 @@ def _advice(
     out.say(f"  {inst.display(advice.download)}")
     out.say("copy the torch-wheels folder here; it must hold " + ", ".join(advice.patterns))
     for note in advice.notes:
-        out.say(f"({note})")
+        out.say(f"note: {note}")
     out.say("then run:")
     out.say(f"  {advice.then}")
     return advice
