@@ -1,15 +1,59 @@
-"""The planner: a pure function (facts, matrix, options) -> Plan. Skeleton: the planner issue
-fills in ``make_plan``; the types below are the contract other modules code against."""
+"""The planner: a pure function (facts, matrix, options) -> Plan.
+
+``make_plan`` picks the newest torch release that
+
+1. has a wheel for this interpreter (its wheel tags, Python version, free-threading, OS, glibc,
+   macOS version, architecture; traps like 2.6.0's ``manylinux1`` tag on a glibc-2.28 build);
+2. has a variant whose compiled GPU code runs EVERY GPU in the machine (VERIFIED.md §3: SASS X.y
+   runs on X.z with z >= y, same major; PTX <= the GPU's arch can be JIT-compiled; arch-specific
+   ``a`` targets only on that exact arch);
+3. whose CUDA the installed driver supports: the toolkit minimum first; the minor-version-
+   compatibility floor (same CUDA major) with a warning, never for a GPU on the PTX path.
+
+Within a release it prefers PyPI's own build (a plain ``pip install``), then the release's stable
+CUDA on PyTorch's index, then the newest CUDA; only variants the data marks ``verified`` are
+recommended. When no GPU build fits, the plan is a named CPU fallback with ranked fixes. Commands
+are built only from validated parts (versions parsed by packaging, variants from the data's closed
+set, URLs checked) as argv, then quoted with shlex for display.
+
+Nothing here reads the machine or prints. ``spec_facts`` builds the facts of a machine described
+on the command line (what-if mode).
+"""
 
 from __future__ import annotations
 
+import re
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Optional
 
-from setup_env.facts import Facts
+from packaging.version import InvalidVersion, Version
+
+from setup_env.facts import (
+    AppleInfo,
+    CpuInfo,
+    Facts,
+    Gpu,
+    NvidiaInfo,
+    OSInfo,
+    PythonInfo,
+    RocmInfo,
+    XpuInfo,
+)
+
+if TYPE_CHECKING:
+    from setup_env.matrix import Build, Matrix, Release
 
 Installer = Literal["pip", "uv", "uv-project", "poetry", "requirements"]
 Channel = Literal["stable", "nightly"]
+INSTALLERS: tuple[str, ...] = ("pip", "uv", "uv-project", "poetry", "requirements")
+CHANNELS: tuple[str, ...] = ("stable", "nightly")
+COMPANIONS: tuple[str, ...] = ("torchvision", "torchaudio")
+
+
+class PlanError(ValueError):
+    """Bad planning input (an option, a spec); the message is one line for the user."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +91,1574 @@ class Plan:
     fixes: tuple[Fix, ...] = ()
     min_driver: str | None = None  # what the chosen wheel needs from the NVIDIA driver
     details: dict[str, str] = field(default_factory=dict)
+    # Added by the planner issue (defaults keep the contract):
+    platform: str | None = None  # "linux_x86_64" ...
+    cuda: str | None = None  # CUDA of the chosen wheel, "13.0"
+    driver_compat: str | None = None  # "full" | "mvc" | "no-driver" | None (not CUDA)
+    newest_torch: str | None = None  # the newest release in the matrix (for the channel)
+    source: str = "pypi"  # "pypi" | "index" | "mirror" | "nightly" | ""
+
+
+# --- the target ----------------------------------------------------------------------------------
+
+_ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "x64": "x86_64", "arm64": "arm64"}
+_ARCH.update({"aarch64": "aarch64", "arm64e": "arm64"})
+
+
+@dataclass(frozen=True)
+class _Target:
+    os: str  # linux | windows | macos | other
+    arch: str  # the interpreter's: x86_64 | aarch64 | arm64 | ...
+    platform: Optional[str]
+    python: Optional[Version]
+    free_threaded: bool
+    tags: frozenset[str]
+    pyabis: frozenset[str]  # "cp311-cp311"
+    glibc: Optional[Version]
+    macos: Optional[Version]
+    rosetta: bool
+    wsl: bool
+    driver_os: str  # whose driver numbering applies: linux | windows
+
+    @property
+    def py_label(self) -> str:
+        if self.python is None:
+            return "this Python"
+        return f"Python {self.python.major}.{self.python.minor}{'t' if self.free_threaded else ''}"
+
+
+def _v(text: Optional[str]) -> Optional[Version]:
+    if not text:
+        return None
+    m = re.match(r"^\s*(\d+(?:\.\d+){0,3})", text)
+    if not m:
+        return None
+    try:
+        return Version(m.group(1))
+    except InvalidVersion:
+        return None
+
+
+def _platform(os_name: str, arch: str) -> Optional[str]:
+    if os_name == "linux" and arch in ("x86_64", "aarch64", "arm64"):
+        return "linux_x86_64" if arch == "x86_64" else "linux_aarch64"
+    if os_name == "windows" and arch == "x86_64":
+        return "windows_x86_64"
+    if os_name == "macos" and arch in ("arm64", "aarch64"):
+        return "macos_arm64"
+    if os_name == "macos" and arch == "x86_64":
+        return "macos_x86_64"
+    return None
+
+
+def platform_tags(os_name: str, arch: str, glibc: Optional[str], macos: Optional[str]) -> list[str]:
+    """The platform tags an interpreter on this OS accepts, most specific first."""
+    if os_name == "linux":
+        a = "x86_64" if arch == "x86_64" else "aarch64"
+        g = _v(glibc) or Version("2.35")
+        minor = g.minor if g.major == 2 else 17
+        out = []
+        for m in range(minor, 4, -1):
+            out.append(f"manylinux_2_{m}_{a}")
+            if m == 17:
+                out.append(f"manylinux2014_{a}")
+            if m == 12 and a == "x86_64":
+                out.append("manylinux2010_x86_64")
+            if m == 5 and a == "x86_64":
+                out.append("manylinux1_x86_64")
+        out.append(f"linux_{a}")
+        return out
+    if os_name == "windows":
+        return ["win_amd64"] if arch == "x86_64" else ["win_arm64"]
+    if os_name == "macos":
+        from packaging.tags import mac_platforms
+
+        mv = _v(macos) or Version("14.0")
+        a = "arm64" if arch in ("arm64", "aarch64") else "x86_64"
+        return list(mac_platforms((mv.major, mv.minor), a))
+    return []
+
+
+def interpreter_tags(
+    python: str, free_threaded: bool, os_name: str, arch: str, glibc: str | None, macos: str | None
+) -> tuple[str, ...]:
+    """``cp312-cp312-manylinux_2_28_x86_64``...: the tags of a CPython of that version."""
+    v = _v(python)
+    if v is None:
+        return ()
+    interp = f"cp{v.major}{v.minor}"
+    abi = interp + ("t" if free_threaded else "")
+    return tuple(f"{interp}-{abi}-{p}" for p in platform_tags(os_name, arch, glibc, macos))
+
+
+def _target(facts: Facts) -> _Target:
+    fam = facts.os.family
+    os_name = {"darwin": "macos"}.get(fam, fam)
+    machine = (facts.python.machine or facts.cpu.architecture or "").lower()
+    arch = _ARCH.get(machine, machine)
+    if os_name == "linux" and arch == "arm64":
+        arch = "aarch64"
+    hw = (facts.cpu.architecture or "").lower()
+    rosetta = bool(facts.python.rosetta) or (
+        os_name == "macos" and arch == "x86_64" and _ARCH.get(hw, hw) in ("arm64", "aarch64")
+    )
+    pv = _v(facts.python.version)
+    tags = tuple(facts.python.tags)
+    if not tags and pv is not None:
+        tags = interpreter_tags(
+            facts.python.version,
+            facts.python.free_threaded,
+            os_name,
+            arch,
+            facts.os.glibc,
+            facts.os.macos_version,
+        )
+    # packaging's cpython_tags() also accepts "<interp>-none-<platform>" for every platform tag
+    # (torch 2.2.2's Intel-Mac wheels are cp312-none-macosx_10_9_x86_64); a detector may list
+    # only the interpreter's own ABI.
+    extra = set()
+    for tag in tags:
+        parts = tag.split("-", 2)
+        if len(parts) == 3 and parts[0].startswith("cp"):
+            extra.add(f"{parts[0]}-none-{parts[2]}")
+    tagset = frozenset(tags) | frozenset(extra)
+    wsl = (facts.os.wsl or 0) >= 2
+    return _Target(
+        os=os_name,
+        arch=arch,
+        platform=_platform(os_name, arch),
+        python=pv,
+        free_threaded=facts.python.free_threaded,
+        tags=tagset,
+        pyabis=frozenset("-".join(t.split("-")[:2]) for t in tagset),
+        glibc=_v(facts.os.glibc),
+        macos=_v(facts.os.macos_version),
+        rosetta=rosetta,
+        wsl=wsl,
+        driver_os="windows" if (os_name == "windows" or wsl) else "linux",
+    )
+
+
+# --- GPUs ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _NvGpu:
+    label: str  # "GPU 0 NVIDIA GeForce RTX 5090"
+    name: str
+    cc: Optional[tuple[int, int]]
+    specific: bool = False  # an "a" target was named (sm_90a)
+
+
+def _cc_tuple(text: Optional[str]) -> Optional[tuple[int, int]]:
+    if not text:
+        return None
+    m = re.match(r"^\s*(\d{1,2})\.(\d)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _lookup_cc(name: str) -> Optional[str]:
+    try:
+        from setup_env import gpus
+    except ImportError:  # the catalogue is another module; plan without it
+        return None
+    try:
+        model = gpus.lookup(name)
+    except (ValueError, KeyError, LookupError, OSError):
+        return None
+    return model.compute_capability if model is not None else None
+
+
+def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
+    out: list[_NvGpu] = []
+    if facts.nvidia is None:
+        return out
+    for g in facts.nvidia.gpus:
+        cc = g.compute_capability or _lookup_cc(g.name)
+        out.append(_NvGpu(label=f"GPU {g.index} {g.name}", name=g.name, cc=_cc_tuple(cc)))
+    return out
+
+
+def runs_on(cc: tuple[int, int], build: Build) -> Optional[str]:
+    """How a GPU of compute capability ``cc`` runs a build: "sass", "ptx" (JIT) or None."""
+    major, minor = cc
+    for a_major, a_minor in build.sass:
+        if a_major == major and a_minor <= minor:
+            return "sass"
+    for arch in build.ptx:
+        if arch <= cc:
+            return "ptx"
+    return None
+
+
+def _sm(cc: tuple[int, int]) -> str:
+    return f"sm_{cc[0]}{cc[1]}"
+
+
+def _ccs(cc: tuple[int, int]) -> str:
+    return f"{cc[0]}.{cc[1]}"
+
+
+# --- candidates ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    release: Release
+    variant: str
+    via_pypi: bool
+    build: Optional[Build] = None
+    compat: Optional[str] = None  # full | mvc | no-driver
+    min_driver: Optional[str] = None
+    mvc_floor: Optional[str] = None
+    ptx_gpus: tuple[str, ...] = ()
+    verified: bool = True
+
+
+def _driver_fit(
+    build: Build, matrix: Matrix, t: _Target, facts: Facts, needs_ptx: bool
+) -> tuple[Optional[str], str, str, str]:
+    """(compat or None, toolkit minimum text, mvc floor text, why not)."""
+    row = matrix.cuda_version(build.cuda)
+    if row is None:
+        return None, "?", "?", f"no driver data for CUDA {build.cuda}"
+    full_v, full_t = row.toolkit_minimum(build.toolkit).for_os(t.driver_os)
+    mvc_v, mvc_t = row.mvc.for_os(t.driver_os)
+    nv = facts.nvidia
+    driver = _v(nv.driver_version) if nv else None
+    if driver is not None:
+        if driver >= full_v:
+            return "full", full_t, mvc_t, ""
+        if driver >= mvc_v and not needs_ptx:
+            return "mvc", full_t, mvc_t, ""
+        why = f"needs driver >= {full_t}"
+        if not needs_ptx:
+            why += f" (>= {mvc_t} with minor-version compatibility)"
+        return None, full_t, mvc_t, why
+    cuda_drv = _v(nv.cuda_driver_version) if nv else None
+    if cuda_drv is not None:
+        need = Version(build.cuda)
+        if cuda_drv >= need:
+            return "full", full_t, mvc_t, ""
+        if cuda_drv.major == need.major and not needs_ptx:
+            return "mvc", full_t, mvc_t, ""
+        return None, full_t, mvc_t, f"needs a driver for CUDA {build.cuda} (>= {full_t})"
+    return "no-driver", full_t, mvc_t, ""
+
+
+def _cuda_key(variant: str) -> tuple[int, int]:
+    m = re.match(r"cu(\d+)(\d)$", variant)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def _rocm_key(variant: str) -> Version:
+    return Version(variant[4:]) if variant.startswith("rocm") else Version("0")
+
+
+def _installable(rel: Release, t: _Target, via_pypi: bool) -> tuple[bool, str]:
+    """Can this interpreter install the release's wheels (from PyPI, or from the index)?"""
+    from setup_env.matrix import platform_of_tag
+
+    plat = t.platform
+    if plat is None:
+        return False, "no wheels for this platform"
+    floor = rel.min_glibc.get(plat)
+    if floor is not None and t.glibc is not None and t.glibc < floor:
+        for trap in rel.traps:
+            if platform_of_tag(trap.platform_tag) == plat and t.glibc < trap.min_glibc:
+                return False, (
+                    f"needs glibc >= {trap.min_glibc} (this system has {t.glibc}); its "
+                    f"{trap.platform_tag} tag hides that: pip would install it and `import torch` "
+                    f"would fail with 'GLIBC_{trap.min_glibc} not found'"
+                )
+        return False, f"needs glibc >= {floor} (this system has {t.glibc})"
+    if via_pypi:
+        hits = rel.wheel_tags(plat) & t.tags
+        if not hits:
+            return False, _why_no_wheel(rel, t)
+        tag_plats = {h.split("-", 2)[2] for h in hits}
+        for trap in rel.traps:
+            if trap.platform_tag in tag_plats and t.glibc is not None and t.glibc < trap.min_glibc:
+                return False, f"its {trap.platform_tag} wheel needs glibc {trap.min_glibc}"
+    elif not plat.startswith("linux"):
+        # Windows and macOS wheels on PyTorch's index carry the same tags as PyPI's.
+        if not rel.wheel_tags(plat) & t.tags:
+            return False, _why_no_wheel(rel, t)
+    else:
+        # Linux index wheels are tagged linux_<arch> / manylinux_2_28: same interpreters as
+        # PyPI's, and the build's glibc floor below.
+        pas = {pa for tag in rel.platform_tags(plat) for pa in rel.pypi_files[tag]}
+        if not pas & t.pyabis:
+            return False, _why_no_wheel(rel, t)
+    return True, ""
+
+
+def _why_no_wheel(rel: Release, t: _Target) -> str:
+    if t.python is not None:
+        py = Version(f"{t.python.major}.{t.python.minor}")
+        if rel.requires_python and not rel.requires_python.contains(py):
+            return f"needs Python {rel.requires_python}"
+        label = f"{py}{'t' if t.free_threaded else ''}"
+        plat = t.platform or ""
+        if label not in rel.python:
+            return f"has no wheel for {t.py_label}"
+        if plat == "macos_arm64" and plat in rel.min_macos:
+            mins = [
+                tag for tag in rel.platform_tags(plat) if _pa_of(t) in rel.pypi_files.get(tag, ())
+            ]
+            if mins:
+                low = min(Version(".".join(x.split("_")[1:3])) for x in mins)
+                if t.macos is not None and t.macos < low:
+                    return f"needs macOS {low} or newer for {t.py_label}"
+        if not any(p == plat for p in _platforms_of(rel)):
+            return f"has no {plat} wheels"
+    return f"has no wheel matching this interpreter's tags ({t.py_label}, {t.platform})"
+
+
+def _pa_of(t: _Target) -> str:
+    if t.python is None:
+        return ""
+    interp = f"cp{t.python.major}{t.python.minor}"
+    return f"{interp}-{interp}{'t' if t.free_threaded else ''}"
+
+
+def _platforms_of(rel: Release) -> set[str]:
+    from setup_env.matrix import platform_of_tag
+
+    return {p for p in (platform_of_tag(tag) for tag in rel.pypi_files) if p}
+
+
+# --- the plan ------------------------------------------------------------------------------------
+
+
+class _Ctx:
+    def __init__(self, facts: Facts, options: PlanOptions, matrix: Matrix) -> None:
+        self.facts = facts
+        self.options = options
+        self.matrix = matrix
+        self.t = _target(facts)
+        self.nv = _nvidia_gpus(facts)
+        self.amd = list(facts.rocm.gpus) if facts.rocm else []
+        self.intel = list(facts.xpu.gpus) if facts.xpu else []
+        self.reasons: list[str] = []
+        self.warnings: list[str] = []
+        self.fixes: list[tuple[int, Fix]] = []  # (priority, fix)
+        self.details: dict[str, str] = {}
+
+    def fix(self, prio: int, kind: str, summary: str, command: str | None = None) -> None:
+        if any(f.summary == summary for _p, f in self.fixes):
+            return
+        self.fixes.append((prio, Fix(rank=0, kind=kind, summary=summary, command=command)))
+
+    def ranked(self) -> tuple[Fix, ...]:
+        out = sorted(self.fixes, key=lambda pf: pf[0])
+        return tuple(
+            Fix(rank=i + 1, kind=f.kind, summary=f.summary, command=f.command)
+            for i, (_p, f) in enumerate(out)
+        )
 
 
 def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object = None) -> Plan:
-    raise NotImplementedError("the planner is not built yet")
+    """The install plan for ``facts``; see the module docstring for the rules."""
+    from setup_env.matrix import Matrix, load_matrix
+
+    opts = options or PlanOptions()
+    m = matrix if isinstance(matrix, Matrix) else load_matrix()
+    _check_options(opts, m)
+    ctx = _Ctx(facts, opts, m)
+    for note in m.notes:
+        ctx.warnings.append(note)
+    if opts.channel == "nightly":
+        return _nightly_plan(ctx)
+    return _stable_plan(ctx)
+
+
+def _check_options(opts: PlanOptions, m: Matrix) -> None:
+    if opts.channel not in CHANNELS:
+        raise PlanError(f"unknown channel {opts.channel!r}: choose {', '.join(CHANNELS)}")
+    if opts.installer not in INSTALLERS:
+        raise PlanError(f"unknown installer {opts.installer!r}: choose {', '.join(INSTALLERS)}")
+    if opts.variant is not None and opts.variant not in m.variants and opts.variant != "mps":
+        raise PlanError(
+            f"unknown variant {opts.variant!r}: the matrix knows {', '.join(sorted(m.variants))}"
+        )
+    for pkg in opts.with_packages:
+        if pkg not in COMPANIONS:
+            raise PlanError(f"--with: {pkg!r} is not one of {', '.join(COMPANIONS)}")
+    if opts.torch is not None:
+        parse_torch_pin(opts.torch)
+    if opts.index_url is not None:
+        check_index_url(opts.index_url)
+
+
+def parse_torch_pin(text: str) -> tuple[Version, bool]:
+    """``2.13`` -> (2.13, series) ; ``2.13.0`` / ``==2.13.0`` -> (2.13.0, exact)."""
+    raw = text.strip()
+    if raw.startswith("=="):
+        raw = raw[2:]
+    if not re.fullmatch(r"\d{1,3}\.\d{1,3}(?:\.\d{1,3})?", raw):
+        raise PlanError(f"--torch {text!r}: expected a release like 2.13 or 2.13.0")
+    return Version(raw), raw.count(".") == 1
+
+
+_URL = re.compile(r"^(https?)://([A-Za-z0-9.-]+(?::\d{1,5})?)((?:/[A-Za-z0-9._~%-]+)*)/?$")
+
+
+def check_index_url(url: str) -> str:
+    """A mirror base URL, validated (no credentials, query, spaces or shell characters)."""
+    if "@" in url:
+        raise PlanError(
+            "--index-url: credentials in the URL would be printed; put them in pip.conf/.netrc"
+        )
+    m = _URL.match(url.strip())
+    if not m:
+        raise PlanError(f"--index-url {url!r}: expected a plain http(s) URL like https://host/whl")
+    return f"{m.group(1)}://{m.group(2)}{m.group(3)}"
+
+
+def _releases(ctx: _Ctx) -> list[Release]:
+    rels = list(reversed(ctx.matrix.releases))
+    if ctx.options.torch is not None:
+        pin, series = parse_torch_pin(ctx.options.torch)
+        if series:
+            rels = [r for r in rels if (r.version.major, r.version.minor) == (pin.major, pin.minor)]
+        else:
+            rels = [r for r in rels if r.version == pin]
+    return rels
+
+
+def _stable_plan(ctx: _Ctx) -> Plan:
+    t, m, opts = ctx.t, ctx.matrix, ctx.options
+    newest = m.newest
+    rels = _releases(ctx)
+    if not rels:
+        have = ", ".join(str(r.version) for r in m.releases[-4:])
+        return _none(
+            ctx,
+            f"torch {opts.torch} is not in the wheel matrix (newest: {newest.version}; "
+            f"recent: {have})",
+            extra_fix=(
+                "pin-torch",
+                f"pin a release the matrix knows, e.g. --torch {newest.version}",
+            ),
+        )
+    if t.platform is None:
+        return _no_platform(ctx)
+    # Releases this interpreter can install at all.
+    why_not: dict[str, str] = {}
+    installable: list[Release] = []
+    for rel in rels:
+        ok, why = _installable(rel, t, via_pypi=True)
+        ok_idx, _w = _installable(rel, t, via_pypi=False)
+        if ok or ok_idx:
+            installable.append(rel)
+        else:
+            why_not[str(rel.version)] = why
+    if not installable:
+        return _nothing_installable(ctx, rels, why_not)
+    top = installable[0]
+    if top.version != rels[0].version:
+        # Group the newer releases by why they don't install: "torch 2.6.0–2.14.1 need glibc..."
+        groups: list[tuple[str, list[Release]]] = []
+        for rel in rels:
+            if rel.version <= top.version:
+                break
+            why = why_not.get(str(rel.version), "does not install here")
+            if groups and groups[-1][0] == why:
+                groups[-1][1].append(rel)
+            else:
+                groups.append((why, [rel]))
+        for why, group in groups[:3]:
+            span = (
+                f"{group[-1].version}–{group[0].version}"
+                if len(group) > 1
+                else str(group[0].version)
+            )
+            ctx.reasons.append(f"torch {span}: {why}")
+            _interpreter_fixes(ctx, group[0], why)
+        ctx.reasons.append(f"the newest torch this interpreter can install is {top.version}")
+
+    kind = _accelerator(ctx)
+    if opts.variant is not None:
+        return _pinned_variant(ctx, installable, opts.variant)
+    if kind == "nvidia":
+        return _nvidia_plan(ctx, installable)
+    if kind == "amd":
+        return _simple_accel(ctx, installable, "rocm")
+    if kind == "intel":
+        return _simple_accel(ctx, installable, "xpu")
+    return _cpu_plan(ctx, installable, fallback=False)
+
+
+def _accelerator(ctx: _Ctx) -> str:
+    if ctx.nv:
+        if ctx.amd or ctx.intel:
+            ctx.warnings.append(
+                "this machine has GPUs of more than one vendor; one PyTorch build serves one "
+                "vendor: planning for the NVIDIA GPUs"
+            )
+        return "nvidia"
+    if ctx.amd:
+        return "amd"
+    if ctx.intel:
+        return "intel"
+    return "none"
+
+
+# --- NVIDIA --------------------------------------------------------------------------------------
+
+
+def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[str, bool, bool]]:
+    """(variant, via PyPI, verified) for a release and platform, preference order."""
+    plat = ctx.t.platform or ""
+    out: list[tuple[str, bool, bool]] = []
+    pv = rel.pypi_variant.get(plat)
+    ok_pypi, _ = _installable(rel, ctx.t, via_pypi=True)
+    if pv is not None and pv.variant.startswith("cu") and ok_pypi:
+        out.append((pv.variant, True, True))
+    stable = rel.pypi_variant.get("linux_x86_64")
+    ok_idx, _ = _installable(rel, ctx.t, via_pypi=False)
+    if ok_idx:
+        idx = [v for v in rel.index if v.startswith("cu") and plat in rel.index[v]]
+        idx.sort(key=lambda v: (stable is not None and v == stable.variant, _cuda_key(v)))
+        for v in reversed(idx):
+            if not any(v == o[0] for o in out):
+                out.append((v, False, rel.index[v][plat].verified))
+    return out
+
+
+def _evaluate(
+    ctx: _Ctx, rel: Release, variant: str, via_pypi: bool, verified: bool
+) -> tuple[Optional[_Candidate], list[str], bool]:
+    """(candidate or None, why not, arch fits)."""
+    plat = ctx.t.platform or ""
+    b = ctx.matrix.build(variant, rel.version, plat)
+    if b is None:
+        return None, [f"{variant}: its compiled architectures are not in the data"], False
+    missing = []
+    ptx: list[str] = []
+    for g in ctx.nv:
+        if g.cc is None:
+            continue
+        how = runs_on(g.cc, b)
+        if how is None:
+            missing.append(f"{g.name} ({_sm(g.cc)})")
+        elif how == "ptx":
+            ptx.append(g.name)
+    if missing:
+        return None, [f"{variant} has no kernels for {', '.join(missing)}"], False
+    compat, full, mvc, why = _driver_fit(b, ctx.matrix, ctx.t, ctx.facts, bool(ptx))
+    if compat is None:
+        return None, [f"{variant} (CUDA {b.cuda}) {why}"], True
+    return (
+        _Candidate(rel, variant, via_pypi, b, compat, full, mvc, tuple(ptx), verified),
+        [],
+        True,
+    )
+
+
+def _nvidia_plan(ctx: _Ctx, installable: list[Release]) -> Plan:
+    unknown = [g for g in ctx.nv if g.cc is None]
+    for g in unknown:
+        ctx.warnings.append(
+            f"{g.label}: compute capability unknown (not in the GPU catalogue); its "
+            f"architecture could not be checked against the wheels"
+        )
+    ccs = {g.cc for g in ctx.nv if g.cc is not None}
+    if len(ccs) > 1:
+        names = ", ".join(sorted({f"{g.name} ({_sm(g.cc)})" for g in ctx.nv if g.cc}))
+        ctx.reasons.append(f"mixed GPUs ({names}): the wheel must carry kernels for each")
+    migs = [g for g in (ctx.facts.nvidia.gpus if ctx.facts.nvidia else ()) if g.mig_mode]
+    if migs:
+        ctx.warnings.append(
+            "MIG mode is on for "
+            + ", ".join(f"GPU {g.index}" for g in migs)
+            + ": the wheel is the same, but PyTorch sees one MIG instance per process (choose it "
+            "with CUDA_VISIBLE_DEVICES=MIG-<uuid>; `nvidia-smi -L` lists them)"
+        )
+    if ctx.facts.nvidia is not None and ctx.facts.nvidia.error:
+        ctx.warnings.append(f"the NVIDIA driver reported: {ctx.facts.nvidia.error}")
+    blockers: dict[str, list[str]] = {}
+    unverified_fits: list[str] = []
+    chosen: Optional[_Candidate] = None
+    for rel in installable:
+        best: Optional[_Candidate] = None
+        for variant, via_pypi, verified in _cuda_candidates(ctx, rel):
+            cand, why, _arch_fits = _evaluate(ctx, rel, variant, via_pypi, verified)
+            if cand is None:
+                if verified:
+                    blockers.setdefault(str(rel.version), []).extend(why)
+                continue
+            if not verified:
+                unverified_fits.append(f"{rel.version}+{variant}")
+                continue
+            if best is None or _better(cand, best):
+                best = cand
+        if best is not None:
+            chosen = best
+            break
+    if chosen is None:
+        return _nvidia_none(ctx, installable, blockers, unverified_fits)
+    if chosen.release.version != installable[0].version:
+        newest = installable[0]
+        because = "; ".join(blockers.get(str(newest.version), [])[:3]) or "no fitting variant"
+        ctx.reasons.append(f"torch {newest.version}: {because}")
+        _driver_fixes(ctx, installable, chosen)
+        _arch_fixes(ctx, newest)
+    for u in unverified_fits[:2]:
+        ctx.warnings.append(
+            f"torch {u} would also fit, but the data doesn't confirm that PyTorch's index "
+            f"publishes it; run `setup-env matrix refresh` on a machine that reaches "
+            f"download.pytorch.org"
+        )
+    return _gpu_plan(ctx, chosen, installable)
+
+
+def _better(a: _Candidate, b: _Candidate) -> bool:
+    rank = {"full": 0, "no-driver": 0, "mvc": 1}
+    ra, rb = rank.get(a.compat or "", 2), rank.get(b.compat or "", 2)
+    if ra != rb:
+        return ra < rb
+    return False  # candidates arrive in preference order
+
+
+def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
+    t = ctx.t
+    b = c.build
+    assert b is not None
+    names = sorted({f"{g.name} ({_sm(g.cc)})" for g in ctx.nv if g.cc})
+    how = "PyPI's default build" if c.via_pypi else f"the {c.variant} build on PyTorch's index"
+    ctx.reasons.insert(
+        0,
+        f"torch {c.release.version} {how} (CUDA {b.cuda}) carries kernels for "
+        f"{', '.join(names) or 'the GPUs'}: {', '.join(b.arch_names())}",
+    )
+    if b.confidence in ("I", "?"):
+        ctx.warnings.append(
+            f"the architecture list of {c.variant} in torch {c.release.version} is inferred, not "
+            f"read from the wheel ({b.source}); `setup-env matrix arches <wheel>` can confirm it"
+        )
+    if c.ptx_gpus:
+        ctx.warnings.append(
+            f"{', '.join(c.ptx_gpus)} run(s) this wheel through PTX JIT compilation: the first "
+            f"start compiles kernels (slow) and the driver must be >= {c.min_driver}"
+        )
+    drv = ctx.facts.nvidia.driver_version if ctx.facts.nvidia else None
+    who = "Windows driver (WSL2 uses it)" if t.wsl else "driver"
+    if c.compat == "full":
+        ctx.reasons.append(
+            f"the NVIDIA {who} {drv or (ctx.facts.nvidia and ctx.facts.nvidia.cuda_driver_version)}"
+            f" supports CUDA {b.cuda} (needs >= {c.min_driver})"
+        )
+    elif c.compat == "mvc":
+        ctx.warnings.append(
+            f"driver {drv} is older than CUDA {b.toolkit}'s own driver ({c.min_driver}); the wheel "
+            f"runs through CUDA minor-version compatibility (>= {c.mvc_floor}): PyTorch's "
+            f"prebuilt kernels work, PTX JIT and the newest CUDA APIs do not"
+        )
+        _upgrade_driver_fix(ctx, c.min_driver or "", f"full CUDA {b.cuda} support", prio=30)
+    elif c.compat == "no-driver":
+        ctx.warnings.append(
+            f"no NVIDIA driver was found: install one >= {c.min_driver} before using this wheel"
+        )
+        _upgrade_driver_fix(ctx, c.min_driver or "", f"torch {c.release.version}", prio=1, new=True)
+    if not c.via_pypi:
+        pv = c.release.pypi_variant.get(t.platform or "")
+        if pv is not None:
+            ctx.reasons.append(
+                f"plain `pip install torch` would give the {pv.variant} build here"
+                + (" (no GPU support)" if pv.variant == "cpu" else "")
+                + ", so the command names PyTorch's index"
+            )
+    if t.wsl:
+        ctx.reasons.append("WSL2: the Linux wheel with the Windows NVIDIA driver")
+    return _finish(ctx, c.release, c.variant, c.via_pypi, "ok", b, c.compat, installable)
+
+
+def _driver_fixes(ctx: _Ctx, installable: list[Release], chosen: _Candidate) -> None:
+    """Upgrading the driver: the smallest driver that brings the newest release."""
+    for rel in installable:
+        if rel.version <= chosen.release.version:
+            break
+        best: Optional[tuple[Version, str, str]] = None
+        for variant, _via, verified in _cuda_candidates(ctx, rel):
+            if not verified:
+                continue
+            b = ctx.matrix.build(variant, rel.version, ctx.t.platform or "")
+            if b is None or any(g.cc is not None and runs_on(g.cc, b) is None for g in ctx.nv):
+                continue
+            row = ctx.matrix.cuda_version(b.cuda)
+            if row is None:
+                continue
+            v, text = row.toolkit_minimum(b.toolkit).for_os(ctx.t.driver_os)
+            if best is None or v < best[0]:
+                best = (v, text, variant)
+        if best is not None:
+            if not _driver_possible(ctx, best[0]):
+                return
+            _upgrade_driver_fix(ctx, best[1], f"torch {rel.version} ({best[2]})", prio=10)
+            return
+
+
+# The newest driver branch per GPU generation (NVIDIA ended Kepler with R470 and
+# Maxwell/Pascal/Volta with R580; setup_env/cloudplan.py cites the same).
+_LAST_BRANCH = {3: 470, 5: 580, 6: 580}
+
+
+def _driver_possible(ctx: _Ctx, need: Version) -> bool:
+    for g in ctx.nv:
+        if g.cc is None:
+            continue
+        last = _LAST_BRANCH.get(g.cc[0])
+        if g.cc == (7, 0) or g.cc == (7, 2):
+            last = 580
+        if last is not None and need.major > last:
+            ctx.reasons.append(
+                f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
+                f"driver >= {need} is not available for it"
+            )
+            return False
+    return True
+
+
+def _upgrade_driver_fix(ctx: _Ctx, need: str, what: str, prio: int, new: bool = False) -> None:
+    if not need:
+        return
+    verb = "Install" if new else "Upgrade"
+    branch = need.split(".")[0]
+    if ctx.t.wsl:
+        ctx.fix(
+            prio,
+            "upgrade-driver",
+            f"{verb} the NVIDIA driver on Windows to >= {need} for {what} (WSL2 uses the Windows "
+            f"driver; never install a Linux NVIDIA driver inside WSL)",
+        )
+    elif ctx.t.os == "windows":
+        ctx.fix(
+            prio,
+            "upgrade-driver",
+            f"{verb} the NVIDIA driver to >= {need} for {what} (NVIDIA App or "
+            f"https://www.nvidia.com/Download/index.aspx)",
+        )
+    else:
+        distro = (ctx.facts.os.distro_id or "").lower()
+        cmd = f"sudo ubuntu-drivers install nvidia:{branch}" if distro == "ubuntu" else None
+        ctx.fix(
+            prio,
+            "upgrade-driver",
+            f"{verb} the NVIDIA driver to >= {need} (branch R{branch} or newer) for {what}, "
+            f"from your distribution's packages or NVIDIA's CUDA repository; reboot after",
+            cmd,
+        )
+
+
+def _arch_fixes(ctx: _Ctx, newest: Release) -> None:
+    """GPUs that no build of the newest release carries."""
+    plat = ctx.t.platform or ""
+    for g in ctx.nv:
+        if g.cc is None:
+            continue
+        served = False
+        for variant in newest.index:
+            b = ctx.matrix.build(variant, newest.version, plat)
+            if b is not None and runs_on(g.cc, b) is not None:
+                served = True
+        if not served:
+            ctx.reasons.append(
+                f"no torch {newest.version} build carries kernels for {g.name} ({_sm(g.cc)})"
+            )
+
+
+def _nvidia_none(
+    ctx: _Ctx, installable: list[Release], blockers: dict[str, list[str]], unverified: list[str]
+) -> Plan:
+    newest = installable[0]
+    for line in blockers.get(str(newest.version), [])[:4]:
+        ctx.reasons.append(f"torch {newest.version}: {line}")
+    plat = ctx.t.platform or ""
+    # Which GPUs does no build of any installable release serve?
+    orphans = []
+    for g in ctx.nv:
+        if g.cc is None:
+            continue
+        if not any(
+            (b := ctx.matrix.build(v, r.version, plat)) is not None and runs_on(g.cc, b)
+            for r in installable
+            for v in r.index
+        ):
+            orphans.append(g)
+    if orphans:
+        for g in orphans:
+            ctx.reasons.append(
+                f"no PyTorch wheel installable here carries kernels for {g.name} ({_sm(g.cc)})"
+                if g.cc
+                else ""
+            )
+    if unverified:
+        ctx.warnings.append(
+            f"{', '.join(unverified[:3])} would fit but are not confirmed on PyTorch's index; "
+            f"run `setup-env matrix refresh` where download.pytorch.org is reachable"
+        )
+    # Driver: the smallest driver that makes any release work.
+    if not orphans:
+        need: Optional[tuple[Version, str, str]] = None
+        for rel in installable:
+            for variant, _via, verified in _cuda_candidates(ctx, rel):
+                b = ctx.matrix.build(variant, rel.version, plat)
+                if not verified or b is None:
+                    continue
+                if any(g.cc is not None and runs_on(g.cc, b) is None for g in ctx.nv):
+                    continue
+                row = ctx.matrix.cuda_version(b.cuda)
+                if row is None:
+                    continue
+                v, text = row.toolkit_minimum(b.toolkit).for_os(ctx.t.driver_os)
+                if need is None:
+                    need = (v, text, f"torch {rel.version} ({variant})")
+            if need is not None:
+                break
+        if need is not None and _driver_possible(ctx, need[0]):
+            _upgrade_driver_fix(ctx, need[1], need[2], prio=1)
+    cc_list = sorted({_ccs(g.cc) for g in ctx.nv if g.cc}, key=Version)
+    if len(cc_list) > 1:
+        by_cc: dict[str, str] = {}
+        for g in ctx.nv:
+            if g.cc:
+                by_cc.setdefault(_ccs(g.cc), g.name)
+        newest_cc = max(cc_list, key=Version)
+        ctx.fix(
+            5,
+            "one-gpu-type",
+            f"use only the {by_cc[newest_cc]} GPUs: hide the others with CUDA_VISIBLE_DEVICES and "
+            f"plan again with --gpu for that model",
+        )
+    if cc_list:
+        arch_list = ";".join(cc_list)
+        ctx.fix(
+            20,
+            "build-from-source",
+            f'build PyTorch from source with TORCH_CUDA_ARCH_LIST="{arch_list}" '
+            f"(https://github.com/pytorch/pytorch#from-source)",
+        )
+    return _cpu_plan(ctx, installable, fallback=True)
+
+
+# --- ROCm / XPU ----------------------------------------------------------------------------------
+
+
+def _simple_accel(ctx: _Ctx, installable: list[Release], family: str) -> Plan:
+    t = ctx.t
+    plat = t.platform or ""
+    what = "AMD" if family == "rocm" else "Intel"
+    gpus_ = ctx.amd if family == "rocm" else ctx.intel
+    names = ", ".join(sorted({g.name + (f" ({g.gfx_arch})" if g.gfx_arch else "") for g in gpus_}))
+    unverified: list[str] = []
+    for rel in installable:
+        ok, _w = _installable(rel, t, via_pypi=False)
+        if not ok:
+            continue
+        vs = [v for v in rel.index if v.startswith(family) and plat in rel.index[v]]
+        good = [v for v in vs if rel.index[v][plat].verified]
+        unverified += [f"{rel.version}+{v}" for v in vs if v not in good]
+        if not good:
+            continue
+        variant = max(good, key=_rocm_key) if family == "rocm" else good[0]
+        ctx.reasons.insert(
+            0,
+            f"{what} GPU(s) {names}: torch {rel.version} from PyTorch's {variant} index "
+            f"(PyPI's wheels carry no {what} GPU support)",
+        )
+        if rel.version != installable[0].version:
+            ctx.reasons.append(
+                f"torch {installable[0].version}: no {family} build is confirmed in the data"
+            )
+            if unverified:
+                ctx.warnings.append(
+                    f"{', '.join(unverified[:3])} may exist but are not confirmed on PyTorch's "
+                    f"index; run `setup-env matrix refresh` where download.pytorch.org is reachable"
+                )
+        if family == "rocm":
+            ctx.warnings.append(
+                "the data doesn't list which gfx architectures each ROCm wheel carries: check "
+                "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after install)"
+            )
+        else:
+            ctx.warnings.append(
+                "XPU wheels need Intel's GPU driver (Linux: the i915/xe kernel driver plus the "
+                "level-zero and compute runtime packages; Windows: the Arc/Iris Xe driver)"
+            )
+        return _finish(ctx, rel, variant, False, "ok", None, None, installable)
+    if family == "rocm" and plat != "linux_x86_64":
+        ctx.reasons.append(f"PyTorch publishes ROCm wheels for Linux x86_64 only, not {plat}")
+    else:
+        ctx.reasons.append(f"no confirmed {family} build of torch fits this interpreter")
+    return _cpu_plan(ctx, installable, fallback=True)
+
+
+# --- CPU / Apple ---------------------------------------------------------------------------------
+
+
+def _cpu_plan(ctx: _Ctx, installable: list[Release], fallback: bool) -> Plan:
+    t = ctx.t
+    plat = t.platform or ""
+    for rel in installable:
+        pv = rel.pypi_variant.get(plat)
+        ok_pypi, _ = _installable(rel, t, via_pypi=True)
+        if pv is not None and pv.variant == "cpu" and ok_pypi:
+            return _cpu_done(ctx, rel, "cpu", True, fallback, installable)
+        ok_idx, _ = _installable(rel, t, via_pypi=False)
+        av = rel.index.get("cpu", {}).get(plat)
+        if av is not None and av.verified and ok_idx:
+            return _cpu_done(ctx, rel, "cpu", False, fallback, installable)
+        if pv is not None and ok_pypi and plat.startswith("linux") and not fallback:
+            # PyPI serves a CUDA build here and the cpu index is not confirmed for this
+            # release: the CUDA wheel also runs on CPU (just bigger).
+            continue
+    return _none(ctx, "no CPU build of torch fits this interpreter either")
+
+
+def _cpu_done(
+    ctx: _Ctx, rel: Release, variant: str, via_pypi: bool, fallback: bool, inst: list[Release]
+) -> Plan:
+    t = ctx.t
+    if t.platform == "macos_arm64":
+        mps = t.macos is None or t.macos >= Version("14")
+        if mps:
+            ctx.reasons.insert(
+                0, f"Apple Silicon: PyPI's torch {rel.version} wheel has the MPS (Metal) backend"
+            )
+            variant = "mps"
+        else:
+            ctx.reasons.insert(0, f"Apple Silicon on macOS {t.macos}: torch {rel.version}")
+            ctx.warnings.append(
+                "PyTorch's MPS backend is built for macOS 14 (Sonoma) or later; on older macOS "
+                "torch may fall back to the CPU"
+            )
+    elif t.platform == "macos_x86_64":
+        ctx.reasons.insert(
+            0,
+            f"Intel Mac: PyTorch stopped publishing macOS x86_64 wheels after 2.2.2; torch "
+            f"{rel.version} is the newest for this machine (CPU only)",
+        )
+        if t.rosetta:
+            _rosetta(ctx)
+    elif fallback:
+        ctx.reasons.insert(
+            0,
+            f"fallback: the CPU build of torch {rel.version}; no GPU build fits (see the fixes)",
+        )
+        ctx.fix(
+            90,
+            "cpu",
+            "keep the CPU build (no GPU acceleration) until one of the fixes above is applied",
+        )
+    else:
+        src = "PyPI's default build" if via_pypi else "the CPU build from PyTorch's cpu index"
+        ctx.reasons.insert(0, f"no GPU found: {src} of torch {rel.version}")
+        if not via_pypi:
+            pv = rel.pypi_variant.get(t.platform or "")
+            if pv is not None and pv.variant != "cpu":
+                ctx.reasons.append(
+                    f"PyPI's {t.platform} wheel is the {pv.variant} build (several GB of CUDA "
+                    f"libraries); the cpu index avoids downloading them"
+                )
+    status: Literal["ok", "fallback"] = "fallback" if fallback else "ok"
+    return _finish(ctx, rel, variant, via_pypi, status, None, None, inst)
+
+
+def _rosetta(ctx: _Ctx) -> None:
+    ctx.warnings.append(
+        "this Python is an x86_64 build running under Rosetta 2 on an Apple Silicon Mac: it can "
+        "only install torch <= 2.2.2 and never gets MPS"
+    )
+    ctx.fix(
+        1,
+        "native-python",
+        "install a native arm64 Python (python.org universal2 installer, Homebrew in /opt/homebrew,"
+        " or `uv python install`) and plan again: torch "
+        f"{ctx.matrix.newest.version} with MPS",
+    )
+
+
+# --- pins ----------------------------------------------------------------------------------------
+
+
+def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: str) -> Plan:
+    t = ctx.t
+    plat = t.platform or ""
+    if variant == "mps":
+        if plat != "macos_arm64":
+            return _none(ctx, "--variant mps: MPS is Apple Silicon only")
+        return _cpu_plan(ctx, installable, fallback=False)
+    for rel in installable:
+        pv = rel.pypi_variant.get(plat)
+        via_pypi = pv is not None and pv.variant == variant and _installable(rel, t, True)[0]
+        av = rel.index.get(variant, {}).get(plat)
+        on_index = av is not None and av.verified and _installable(rel, t, False)[0]
+        if not (via_pypi or on_index):
+            continue
+        if rel.version != installable[0].version:
+            ctx.reasons.append(
+                f"torch {installable[0].version} has no confirmed {variant} build for {plat}"
+            )
+        b = ctx.matrix.build(variant, rel.version, plat) if variant.startswith("cu") else None
+        compat = None
+        if b is not None:
+            missing = [
+                f"{g.name} ({_sm(g.cc)})"
+                for g in ctx.nv
+                if g.cc is not None and runs_on(g.cc, b) is None
+            ]
+            if missing:
+                ctx.warnings.append(
+                    f"{variant} of torch {rel.version} has no kernels for {', '.join(missing)}: "
+                    f"'no kernel image is available' at run time"
+                )
+            ptx = any(g.cc is not None and runs_on(g.cc, b) == "ptx" for g in ctx.nv)
+            compat, full, _mvc, why = _driver_fit(b, ctx.matrix, t, ctx.facts, ptx)
+            if compat is None:
+                ctx.warnings.append(
+                    f"{variant} (CUDA {b.cuda}) {why}; the installed driver is older"
+                )
+                _upgrade_driver_fix(ctx, full, f"torch {rel.version} ({variant})", prio=1)
+        ctx.reasons.insert(0, f"torch {rel.version} {variant}, as asked (--variant {variant})")
+        return _finish(ctx, rel, variant, via_pypi, "ok", b, compat, installable)
+    unverified = [str(r.version) for r in installable if plat in r.index.get(variant, {})]
+    newest_with = next(
+        (
+            r
+            for r in reversed(ctx.matrix.releases)
+            if r.index.get(variant, {}).get(plat) is not None and r.index[variant][plat].verified
+        ),
+        None,
+    )
+    msg = f"no confirmed {variant} build of torch for {plat} and {t.py_label}"
+    if ctx.options.torch:
+        msg += f" in torch {ctx.options.torch}"
+    if unverified:
+        ctx.warnings.append(
+            f"{variant} for torch {', '.join(unverified[:3])} is listed as unverified (PyTorch's "
+            f"index could not be read); `setup-env matrix refresh` can confirm it"
+        )
+    if newest_with is not None:
+        ctx.fix(
+            2,
+            "pin-torch",
+            f"the newest torch with a confirmed {variant} build for {plat} is "
+            f"{newest_with.version}: --torch {newest_with.version} --variant {variant}",
+        )
+    return _none(ctx, msg)
+
+
+# --- when nothing installs -----------------------------------------------------------------------
+
+
+def _interpreter_fixes(ctx: _Ctx, newest: Release, why: str) -> None:
+    t = ctx.t
+    kinds = {f.kind for _p, f in ctx.fixes}
+    if kinds & {"newer-os", "upgrade-os", "change-python", "native-python"}:
+        return  # the newest group's fix is the one that matters
+    if t.rosetta:
+        _rosetta(ctx)
+        return
+    if "macOS" in why:
+        ctx.fix(
+            15,
+            "upgrade-os",
+            f"upgrade macOS to {newest.min_macos.get('macos_arm64', '14.0')} or later for torch "
+            f"{newest.version}",
+        )
+    elif "Python" in why or "wheel for" in why:
+        pys = [p for p in newest.python if not p.endswith("t")] or list(newest.python)
+        want = f"{pys[0]}–{pys[-1]}" if len(pys) > 1 else pys[0]
+        if t.free_threaded:
+            fts = [p for p in newest.python if p.endswith("t")]
+            want += f" (free-threaded: {', '.join(fts)})" if fts else ""
+        ctx.fix(
+            15,
+            "change-python",
+            f"use Python {want} for torch {newest.version} (e.g. `uv venv --python {pys[0]}`)",
+        )
+    elif "glibc" in why:
+        ctx.fix(
+            15,
+            "newer-os",
+            f"torch {newest.version} needs glibc >= "
+            f"{newest.min_glibc.get(t.platform or '', '2.28')}: move to a newer distribution "
+            f"(RHEL/Rocky 8+, Ubuntu 20.04+, Debian 11+) or run in a container built on one",
+        )
+
+
+def _nothing_installable(ctx: _Ctx, rels: list[Release], why_not: dict[str, str]) -> Plan:
+    newest = rels[0]
+    _interpreter_fixes(ctx, newest, why_not.get(str(newest.version), ""))
+    if ctx.options.torch:
+        # a pin that doesn't install: say what would
+        alt = None
+        for rel in reversed(ctx.matrix.releases):
+            if _installable(rel, ctx.t, True)[0] or _installable(rel, ctx.t, False)[0]:
+                alt = rel
+                break
+        if alt is not None:
+            ctx.fix(
+                5,
+                "pin-torch",
+                f"torch {alt.version} is the newest release that installs for {ctx.t.py_label} "
+                f"on {ctx.t.platform}: --torch {alt.version}",
+            )
+    return _none(
+        ctx,
+        f"torch {newest.version} {why_not.get(str(newest.version), 'does not install here')}"
+        + ("" if ctx.options.torch else "; no torch release in the matrix installs here"),
+    )
+
+
+def _no_platform(ctx: _Ctx) -> Plan:
+    t = ctx.t
+    if t.os == "windows" and t.arch in ("arm64", "aarch64"):
+        ctx.fix(
+            10,
+            "change-python",
+            "PyTorch publishes no stable Windows on Arm wheels; use an x64 Python (runs under "
+            "emulation, CPU only) or WSL2",
+        )
+    return _none(ctx, f"PyTorch publishes no wheels for {t.os} on {t.arch or 'this CPU'}")
+
+
+def _none(ctx: _Ctx, reason: str, extra_fix: tuple[str, str] | None = None) -> Plan:
+    ctx.reasons.insert(0, reason)
+    if extra_fix is not None:
+        ctx.fix(1, extra_fix[0], extra_fix[1])
+    return Plan(
+        status="none",
+        reasons=tuple(r for r in ctx.reasons if r),
+        warnings=tuple(ctx.warnings),
+        fixes=ctx.ranked(),
+        details=ctx.details,
+        platform=ctx.t.platform,
+        newest_torch=str(ctx.matrix.newest.version),
+        source="",
+    )
+
+
+# --- nightly -------------------------------------------------------------------------------------
+
+
+def _nightly_plan(ctx: _Ctx) -> Plan:
+    t = ctx.t
+    plat = t.platform
+    if plat is None:
+        return _no_platform(ctx)
+    variants = ctx.matrix.nightly.get(plat, ())
+    kind = _accelerator(ctx)
+    if ctx.options.variant:
+        variant = ctx.options.variant
+        if variant not in variants:
+            return _none(ctx, f"the nightly channel has no {variant} build for {plat} in the data")
+    elif plat.startswith("macos"):
+        variant = "cpu"
+    elif kind == "nvidia":
+        newest = ctx.matrix.newest
+        # the newest CUDA whose newest stable build runs every GPU
+        fits = []
+        for v in variants:
+            if not v.startswith("cu"):
+                continue
+            b = None
+            for rel in reversed(ctx.matrix.releases):
+                b = ctx.matrix.build(v, rel.version, plat)
+                if b is not None:
+                    break
+            if b is not None and all(g.cc is None or runs_on(g.cc, b) for g in ctx.nv):
+                fits.append(v)
+        if not fits:
+            return _none(
+                ctx,
+                f"no nightly CUDA build is known to carry kernels for these GPUs "
+                f"(data of {newest.version})",
+            )
+        stable = newest.pypi_variant.get("linux_x86_64")
+        variant = stable.variant if stable and stable.variant in fits else max(fits, key=_cuda_key)
+    elif kind == "amd":
+        rocms = [v for v in variants if v.startswith("rocm")]
+        if not rocms:
+            return _none(ctx, f"the nightly channel has no ROCm build for {plat}")
+        variant = max(rocms, key=_rocm_key)
+    elif kind == "intel" and "xpu" in variants:
+        variant = "xpu"
+    else:
+        variant = "cpu"
+    ctx.reasons.insert(0, f"nightly {variant} build from PyTorch's nightly index")
+    ctx.warnings.append(
+        "nightly builds change daily and their contents are not verified by this data "
+        f"({ctx.matrix.retrieved}); pin a stable release for anything that must keep working"
+    )
+    base = check_index_url(ctx.options.index_url) if ctx.options.index_url else ctx.matrix.index_url
+    url = f"{base.rstrip('/')}/nightly/{variant}"
+    packages = ["torch", *[p for p in ctx.options.with_packages if p in COMPANIONS]]
+    argv, command, config = _commands(ctx, packages, url, pre=True)
+    return Plan(
+        status="ok",
+        torch_version=None,
+        variant=variant,
+        index_url=url,
+        requirements=tuple(packages),
+        argv=argv,
+        command=command,
+        config=config,
+        reasons=tuple(ctx.reasons),
+        warnings=tuple(ctx.warnings),
+        fixes=ctx.ranked(),
+        details=ctx.details,
+        platform=plat,
+        newest_torch=None,
+        source="nightly",
+    )
+
+
+# --- commands ------------------------------------------------------------------------------------
+
+
+def _finish(
+    ctx: _Ctx,
+    rel: Release,
+    variant: str,
+    via_pypi: bool,
+    status: Literal["ok", "fallback"],
+    build: Optional[Build],
+    compat: Optional[str],
+    installable: Sequence[Release],
+) -> Plan:
+    opts = ctx.options
+    t = ctx.t
+    index_variant = "cpu" if variant == "mps" else variant
+    url: Optional[str] = None
+    source = "pypi"
+    if not via_pypi:
+        if opts.index_url:
+            url = f"{check_index_url(opts.index_url).rstrip('/')}/{index_variant}"
+            source = "mirror"
+        else:
+            url = f"{ctx.matrix.index_url.rstrip('/')}/{index_variant}"
+            source = "index"
+    elif opts.index_url:
+        ctx.warnings.append(
+            "--index-url names a mirror of PyTorch's index, but this plan installs from PyPI"
+        )
+    requirements = [f"torch=={rel.version}"]
+    for name in opts.with_packages:
+        comp = rel.companions.get(name)
+        if comp is None or comp.spec is None:
+            alt = _newest_with_companion(ctx, name, installable)
+            msg = f"{name}: no {name} release is known for torch {rel.version}"
+            if name == "torchvision" and rel.version >= Version("2.15"):
+                msg += " (none on PyPI yet)"
+            ctx.warnings.append(msg + "; installing torch without it")
+            if alt is not None:
+                ctx.fix(
+                    8,
+                    "pin-torch",
+                    f"torch {alt.version} is the newest with a known {name} "
+                    f"({alt.companions[name].spec or ''}): --torch {alt.version}",
+                )
+            continue
+        if not _companion_wheel(ctx, name, comp.version):
+            ctx.warnings.append(
+                f"{name} {comp.version}: no wheel on PyPI for {t.py_label} on {t.platform}; "
+                f"pip may try to build it from source"
+            )
+        requirements.append(f"{name}{comp.spec}")
+    argv, command, config = _commands(ctx, requirements, url, pre=False)
+    min_driver = None
+    cuda = None
+    if build is not None:
+        cuda = build.cuda
+        row = ctx.matrix.cuda_version(build.cuda)
+        if row is not None:
+            min_driver = row.toolkit_minimum(build.toolkit).for_os(t.driver_os)[1]
+            ctx.details["mvc_floor"] = row.mvc.for_os(t.driver_os)[1]
+        ctx.details["arches"] = " ".join(build.arch_names())
+        ctx.details["arches_source"] = build.measured or build.source
+    ctx.details["release_uploaded"] = rel.uploaded
+    ctx.details["requires_python"] = str(rel.requires_python)
+    return Plan(
+        status=status,
+        torch_version=str(rel.version),
+        variant=variant,
+        index_url=url,
+        requirements=tuple(requirements),
+        argv=argv,
+        command=command,
+        config=config,
+        reasons=tuple(r for r in ctx.reasons if r),
+        warnings=tuple(ctx.warnings),
+        fixes=ctx.ranked(),
+        min_driver=min_driver,
+        details=dict(ctx.details),
+        platform=t.platform,
+        cuda=cuda,
+        driver_compat=compat,
+        newest_torch=str(ctx.matrix.newest.version),
+        source=source,
+    )
+
+
+def _newest_with_companion(
+    ctx: _Ctx, name: str, installable: Sequence[Release]
+) -> Optional[Release]:
+    for rel in installable:
+        comp = rel.companions.get(name)
+        if comp is not None and comp.spec is not None:
+            return rel
+    return None
+
+
+def _companion_wheel(ctx: _Ctx, name: str, version: Optional[Version]) -> bool:
+    if name != "torchvision" or version is None or not ctx.t.tags:
+        return True
+    files = ctx.matrix.torchvision_files.get(str(version))
+    if files is None:
+        return True
+    from setup_env.matrix import platform_of_tag
+
+    have = {
+        f"{pa}-{tag}"
+        for tag, pas in files.items()
+        if platform_of_tag(tag) == ctx.t.platform
+        for pa in pas
+    }
+    # py3-none wheels and the like match any interpreter of the platform
+    if any(not h.startswith("cp") for h in have):
+        return True
+    return bool(have & ctx.t.tags) or not have
+
+
+def _commands(
+    ctx: _Ctx, requirements: Sequence[str], url: Optional[str], pre: bool
+) -> tuple[tuple[str, ...], str, Optional[str]]:
+    inst = ctx.options.installer
+    reqs = list(requirements)
+    idx = ["--index-url", url] if url else []
+    pre_flag = ["--pre"] if pre else []
+    config: Optional[str] = None
+    if inst == "pip":
+        argv = ["pip", "install", *pre_flag, *reqs, *idx]
+    elif inst == "uv":
+        argv = ["uv", "pip", "install", *pre_flag, *reqs, *idx]
+    elif inst == "requirements":
+        lines = ([f"--index-url {url}"] if url else []) + (["--pre"] if pre else []) + reqs
+        config = "\n".join(lines) + "\n"
+        argv = ["pip", "install", "-r", "requirements.txt"]
+    elif inst == "uv-project":
+        config = _uv_project(reqs, url, ctx)
+        argv = ["uv", "sync"] if url else ["uv", "add", *reqs]
+    else:
+        config = _poetry(reqs, url, ctx)
+        argv = ["poetry", "install"] if url else ["poetry", "add", *reqs]
+    return tuple(argv), " ".join(shlex.quote(a) for a in argv), config
+
+
+def _index_name(url: str) -> str:
+    tail = url.rstrip("/").rsplit("/", 1)[-1]
+    return "pytorch-" + re.sub(r"[^a-z0-9]+", "-", tail.lower()).strip("-")
+
+
+def _toml(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _split(req: str) -> tuple[str, str]:
+    name, _, spec = req.partition("==")
+    return name, spec
+
+
+def _uv_project(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
+    deps = ", ".join(_toml(r) for r in reqs)
+    out = ["[project]", f"dependencies = [{deps}]"]
+    if url:
+        name = _index_name(url)
+        out += ["", "[[tool.uv.index]]", f"name = {_toml(name)}", f"url = {_toml(url)}"]
+        out.append("explicit = true")
+        out += ["", "[tool.uv.sources]"]
+        for r in reqs:
+            out.append(f"{_split(r)[0]} = [{{ index = {_toml(name)} }}]")
+    if ctx.options.channel == "nightly":
+        out += ["", "[tool.uv]", 'prerelease = "allow"']
+    return "\n".join(out) + "\n"
+
+
+def _poetry(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
+    out = ["[tool.poetry.dependencies]"]
+    name = _index_name(url) if url else None
+    for r in reqs:
+        pkg, spec = _split(r)
+        spec = spec or "*"
+        if name:
+            allow = ", allow-prereleases = true" if ctx.options.channel == "nightly" else ""
+            out.append(f"{pkg} = {{ version = {_toml(spec)}, source = {_toml(name)}{allow} }}")
+        else:
+            out.append(f"{pkg} = {_toml(spec)}")
+    if url and name:
+        out += ["", "[[tool.poetry.source]]", f"name = {_toml(name)}", f"url = {_toml(url)}"]
+        out.append('priority = "explicit"')
+    return "\n".join(out) + "\n"
+
+
+# --- what-if: facts from a spec ------------------------------------------------------------------
+
+# AMD Instinct / Radeon names -> gfx target (AMD, "GPU hardware specifications":
+# https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html).
+AMD_GFX = {
+    "mi355x": "gfx950", "mi350x": "gfx950", "mi325x": "gfx942", "mi300x": "gfx942",
+    "mi300a": "gfx942", "mi250x": "gfx90a", "mi250": "gfx90a", "mi210": "gfx90a",
+    "mi100": "gfx908", "mi50": "gfx906", "rx 7900 xtx": "gfx1100", "rx 7900 xt": "gfx1100",
+    "w7900": "gfx1100", "rx 9070 xt": "gfx1201", "rx 6800 xt": "gfx1030",
+}  # fmt: skip
+_INTEL = re.compile(r"(?i)^(?:intel\s+)?(?:arc|data center gpu max|max\s*1[15]\d0|xpu|b580|a770)")
+_APPLE = re.compile(r"(?i)^(?:apple\s+)?m([1-9])(?:\s+(pro|max|ultra))?$")
+
+
+def spec_facts(
+    *,
+    os: str,
+    arch: str | None = None,
+    python: str | None = None,
+    gpus: Sequence[str] = (),
+    driver: str | None = None,
+    glibc: str | None = None,
+    macos: str | None = None,
+    wsl: bool = False,
+) -> Facts:
+    """The facts of a machine described by a spec (``--os linux --gpu "RTX 5090" ...``)."""
+    os_name = {"darwin": "macos", "mac": "macos", "osx": "macos", "win": "windows"}.get(
+        os.lower(), os.lower()
+    )
+    if os_name not in ("linux", "windows", "macos"):
+        raise PlanError(f"--os {os!r}: choose linux, windows or macos")
+    a = (arch or ("arm64" if os_name == "macos" else "x86_64")).lower()
+    a = _ARCH.get(a, a)
+    if a not in ("x86_64", "aarch64", "arm64"):
+        raise PlanError(f"--arch {arch!r}: choose x86_64, aarch64 or arm64")
+    if os_name == "linux" and a == "arm64":
+        a = "aarch64"
+    if os_name == "macos" and a == "aarch64":
+        a = "arm64"
+    py = (python or "3.12").strip()
+    m = re.fullmatch(r"(3)\.(\d{1,2})(t?)", py)
+    if not m:
+        raise PlanError(f"--python {python!r}: expected a version like 3.12 or 3.13t")
+    free = bool(m.group(3))
+    pyver = f"3.{m.group(2)}"
+    if glibc is not None and not re.fullmatch(r"2\.\d{1,2}", glibc):
+        raise PlanError(f"--glibc {glibc!r}: expected a version like 2.17 or 2.35")
+    if macos is not None and not re.fullmatch(r"\d{2}(?:\.\d{1,2}){0,2}", macos):
+        raise PlanError(f"--macos {macos!r}: expected a version like 13.6 or 14")
+    if driver is not None and not re.fullmatch(r"\d{3,4}(?:\.\d{1,3}){0,2}", driver):
+        raise PlanError(f"--driver {driver!r}: expected a version like 570.86.10")
+    if glibc is not None and os_name != "linux":
+        raise PlanError("--glibc applies to --os linux only")
+    if macos is not None and os_name != "macos":
+        raise PlanError("--macos applies to --os macos only")
+    src = "spec"
+    tags = interpreter_tags(pyver, free, os_name, a, glibc, macos)
+    nv: list[Gpu] = []
+    amd: list[Gpu] = []
+    intel: list[Gpu] = []
+    apple: Optional[AppleInfo] = None
+    for i, name in enumerate(gpus):
+        name = name.strip()
+        if not name or len(name) > 100:
+            raise PlanError(f"--gpu {name!r}: empty or too long")
+        gfx = AMD_GFX.get(
+            re.sub(r"(?i)^(amd\s+)?(instinct\s+|radeon\s+(pro\s+)?)?", "", name).lower()
+        )
+        if re.fullmatch(r"(?i)gfx[0-9a-f]{3,4}", name):
+            gfx = name.lower()
+        if gfx is not None:
+            amd.append(Gpu(index=i, name=name, vendor="amd", gfx_arch=gfx, source=src))
+            continue
+        if _INTEL.match(name):
+            intel.append(Gpu(index=i, name=name, vendor="intel", source=src))
+            continue
+        am = _APPLE.match(name)
+        if am:
+            apple = AppleInfo(
+                chip=f"Apple M{am.group(1)}" + (f" {am.group(2).title()}" if am.group(2) else ""),
+                generation=int(am.group(1)),
+                variant=am.group(2).title() if am.group(2) else None,
+                mps_eligible=True,
+                sources={"chip": src},
+            )
+            continue
+        cc = _lookup_cc(name)
+        if cc is None:
+            raise PlanError(
+                f'--gpu {name!r}: not a GPU the catalogue knows; give a model ("RTX 5090") '
+                f"or an architecture (sm_120)"
+            )
+        nv.append(Gpu(index=i, name=name, vendor="nvidia", compute_capability=cc, source=src))
+    if (amd or intel) and os_name == "macos":
+        raise PlanError("--gpu: AMD/Intel GPUs are planned on linux or windows")
+    if nv and os_name == "macos":
+        raise PlanError("--gpu: NVIDIA GPUs are not supported on macOS by PyTorch")
+    nvidia = None
+    if nv or driver:
+        nvidia = NvidiaInfo(
+            driver_version=driver, gpus=tuple(nv), sources={"driver_version": src, "gpus": src}
+        )
+    return Facts(
+        os=OSInfo(
+            family="darwin" if os_name == "macos" else os_name,  # type: ignore[arg-type]
+            libc="glibc" if os_name == "linux" else None,
+            glibc=glibc if os_name == "linux" else None,
+            macos_version=macos,
+            wsl=2 if wsl else None,
+            sources={"family": src},
+        ),
+        python=PythonInfo(
+            version=pyver,
+            free_threaded=free,
+            machine=a,
+            tags=tags,
+            sources={"version": src, "tags": "derived from the spec"},
+        ),
+        cpu=CpuInfo(architecture=a, sources={"architecture": src}),
+        nvidia=nvidia,
+        apple=apple,
+        rocm=RocmInfo(gpus=tuple(amd), sources={"gpus": src}) if amd else None,
+        xpu=XpuInfo(gpus=tuple(intel), sources={"gpus": src}) if intel else None,
+    )
+
+
+def facts_summary(facts: Facts) -> dict[str, object]:
+    """The parts of the facts the plan used, for the JSON output."""
+    nv = facts.nvidia
+    gpus_ = []
+    for g in facts.gpus:
+        cc = g.compute_capability or (_lookup_cc(g.name) if g.vendor == "nvidia" else None)
+        gpus_.append(
+            {
+                "index": g.index,
+                "name": g.name,
+                "vendor": g.vendor,
+                "compute_capability": cc,
+                "gfx_arch": g.gfx_arch,
+                "mig_mode": g.mig_mode,
+            }
+        )
+    return {
+        "os": facts.os.family,
+        "distro": facts.os.distro_id,
+        "glibc": facts.os.glibc,
+        "macos": facts.os.macos_version,
+        "wsl": facts.os.wsl,
+        "arch": facts.python.machine or facts.cpu.architecture,
+        "cpu_arch": facts.cpu.architecture,
+        "python": facts.python.version,
+        "free_threaded": facts.python.free_threaded,
+        "rosetta": facts.python.rosetta,
+        "nvidia_driver": nv.driver_version if nv else None,
+        "cuda_driver": nv.cuda_driver_version if nv else None,
+        "apple_chip": facts.apple.chip if facts.apple else None,
+        "gpus": gpus_,
+    }
