@@ -760,6 +760,11 @@ def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
     elif c.compat == "no-driver":
         ctx.warnings.append(
             f"no NVIDIA driver was found: install one >= {c.min_driver} before using this wheel"
+            + (
+                f" (>= {c.mvc_floor} also works, through CUDA minor-version compatibility)"
+                if not c.ptx_gpus and c.mvc_floor and c.mvc_floor != c.min_driver
+                else ""
+            )
         )
         _upgrade_driver_fix(ctx, c.min_driver or "", f"torch {c.release.version}", prio=1, new=True)
     if not c.via_pypi:

@@ -1,17 +1,245 @@
-"""`setup-env plan` (skeleton: the issue that owns this command fills it in)."""
+"""`setup-env plan`: the exact PyTorch install command for this machine, or for one you describe.
+
+Facts come from (first match): ``--facts FILE`` (the JSON of ``setup-env detect --json``,
+envelope or bare), a spec (``--os`` with ``--arch --python --gpu --driver --glibc --macos``), a
+cloud instance (``--cloud/--instance-type``, see ``setup_env.cloudplan``), ``--root DIR`` (a
+captured machine), else this machine.
+
+Exit codes: 0 a plan was found (also a CPU fallback), 1 nothing fits, 2 bad usage or a bad input
+file, 3 ``--root`` is not a captured machine.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from setup_env.exitcodes import ExitCode
 
+if TYPE_CHECKING:
+    from setup_env.cloudplan import CloudAdvice
+    from setup_env.facts import Facts
+    from setup_env.plan import Plan
+
+INSTALLERS = ("pip", "uv", "uv-project", "poetry", "requirements")  # = setup_env.plan.INSTALLERS
+SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
+    from setup_env import cloudplan
+
+    what = parser.add_argument_group("what to install")
+    what.add_argument("--torch", metavar="VERSION", help="pin a release: 2.13 or 2.13.0")
+    what.add_argument("--variant", metavar="NAME", help="cpu, cu130, rocm7.2, xpu, mps ...")
+    what.add_argument(
+        "--with",
+        dest="with_packages",
+        metavar="PKGS",
+        default="",
+        help="companions pinned to the matching version: torchvision,torchaudio",
+    )
+    what.add_argument("--channel", choices=("stable", "nightly"), default="stable")
+    what.add_argument("--installer", choices=INSTALLERS, default="pip")
+    what.add_argument(
+        "--index-url",
+        metavar="URL",
+        help="an internal mirror of https://download.pytorch.org/whl (its /<variant> pages)",
+    )
+    what.add_argument("--matrix", metavar="FILE", help="use this wheel matrix file")
+    src = parser.add_argument_group("which machine (default: this one)")
+    src.add_argument("--facts", metavar="FILE", help="facts from `setup-env detect --json`")
+    src.add_argument("--root", metavar="DIR", help="a machine captured by scripts/capture_host.py")
+    spec = parser.add_argument_group("what-if: describe a machine")
+    spec.add_argument("--os", choices=("linux", "windows", "macos"))
+    spec.add_argument("--arch", choices=("x86_64", "aarch64", "arm64"))
+    spec.add_argument("--python", metavar="X.Y[t]", help="3.12, or 3.14t for free-threaded")
+    spec.add_argument(
+        "--gpu",
+        action="append",
+        default=[],
+        metavar="NAME_OR_SM",
+        help='a GPU ("RTX 5090", sm_120, MI300X, gfx942, M3); repeat for each',
+    )
+    spec.add_argument("--driver", metavar="VERSION", help="NVIDIA driver, e.g. 570.86.10")
+    spec.add_argument("--glibc", metavar="X.Y", help="glibc of a Linux system, e.g. 2.17")
+    spec.add_argument("--macos", metavar="X.Y", help="macOS version, e.g. 13.6")
+    spec.add_argument("--wsl", action="store_true", help="Linux under WSL2 (--driver is Windows')")
+    cloudplan.add_plan_arguments(parser)
+
+
+class _BadInput(Exception):
+    def __init__(self, message: str, code: ExitCode = ExitCode.USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _fail(args: argparse.Namespace, exc: _BadInput) -> int:
+    from setup_env import render
+
+    message = str(exc)
+    if args.json:
+        doc = render.envelope("error", {"command": "plan", "message": message})
+        print(render.dumps(doc))
+    print(f"setup-env plan: {message}", file=sys.stderr)
+    return int(exc.code)
+
+
+def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
+    from setup_env.facts import Facts, FactsError
+    from setup_env.plan import PlanError, spec_facts
+
+    spec_given = [f for f in SPEC_FLAGS if getattr(args, f)]
+    cloud = bool(getattr(args, "cloud", None) or getattr(args, "instance_type", None))
+    if args.facts:
+        if args.os or spec_given or args.root:
+            raise _BadInput("--facts can't be combined with --os/--gpu/... or --root")
+        try:
+            with open(args.facts, encoding="utf-8") as fh:
+                text = fh.read(20_000_000)
+        except OSError as exc:
+            raise _BadInput(f"cannot read {args.facts}: {exc.strerror or exc}") from exc
+        try:
+            return Facts.from_json(text), f"facts file {args.facts}"
+        except FactsError as exc:
+            raise _BadInput(f"{args.facts} is not a facts document: {exc}") from exc
+    if args.os:
+        if args.root:
+            raise _BadInput("--root can't be combined with --os (a spec)")
+        try:
+            facts = spec_facts(
+                os=args.os,
+                arch=args.arch,
+                python=args.python,
+                gpus=args.gpu,
+                driver=args.driver,
+                glibc=args.glibc,
+                macos=args.macos,
+                wsl=args.wsl,
+            )
+        except PlanError as exc:
+            raise _BadInput(str(exc)) from exc
+        return facts, "the described machine"
+    if spec_given:
+        raise _BadInput(f"--{spec_given[0]} describes another machine: add --os (what-if mode)")
+    if cloud:
+        import platform
+
+        from setup_env.facts import PythonInfo
+
+        return Facts(python=PythonInfo(version=platform.python_version())), "cloud instance"
+    if args.python:
+        raise _BadInput("--python describes another machine: add --os (what-if mode)")
+    from setup_env.probe.detect import detect
+    from setup_env.probe.host import Host, LiveHost, ReplayError, ReplayHost
+
+    host: Host
+    if args.root:
+        try:
+            host = ReplayHost(args.root)
+        except ReplayError as exc:
+            raise _BadInput(f"cannot examine {args.root}: {exc}", ExitCode.UNEXAMINABLE) from exc
+        return detect(host), f"captured machine {args.root}"
+    return detect(LiveHost()), "this machine"
 
 
 def run(args: argparse.Namespace) -> int:
-    print("setup-env plan: not built yet", file=sys.stderr)
-    return int(ExitCode.USAGE)
+    from setup_env import cloudplan, render
+    from setup_env.matrix import MatrixError, load_matrix
+    from setup_env.plan import PlanError, PlanOptions, facts_summary, make_plan
+
+    try:
+        matrix = load_matrix(args.matrix)
+    except MatrixError as exc:
+        return _fail(args, _BadInput(str(exc)))
+    with_packages = tuple(p.strip() for p in args.with_packages.split(",") if p.strip())
+    options = PlanOptions(
+        torch=args.torch,
+        variant=args.variant,
+        with_packages=with_packages,
+        channel=args.channel,
+        installer=args.installer,
+        index_url=args.index_url,
+    )
+    try:
+        facts, label = _facts(args)
+        facts, advice = cloudplan.apply(args, facts)
+        plan = make_plan(facts, options, matrix)
+    except _BadInput as exc:
+        return _fail(args, exc)
+    except (PlanError, cloudplan.CloudPlanError) as exc:
+        return _fail(args, _BadInput(str(exc)))
+    if advice is not None and advice.instance_type:
+        label = f"{advice.provider} {advice.instance_type}"
+    code = ExitCode.CHECK_FAILED if plan.status == "none" else ExitCode.OK
+    if args.json:
+        payload: dict[str, Any] = {
+            **render.to_jsonable(plan),
+            "machine": label,
+            "facts": facts_summary(facts),
+            "matrix": matrix.summary(),
+        }
+        if advice is not None:
+            payload["cloud"] = {
+                **advice.to_dict(),
+                "plan_lines": list(advice.plan_lines(plan)),
+            }
+        print(render.dumps(render.envelope("plan", payload)))
+        return int(code)
+    style = render.Style(render.use_color(sys.stdout, args.color))
+    print(render_text(plan, label, advice, style, args.verbose))
+    return int(code)
+
+
+def render_text(
+    plan: Plan, label: str, advice: CloudAdvice | None, style: Any, verbose: int = 0
+) -> str:
+    out: list[str] = []
+    if plan.status == "none":
+        out.append(style(f"No PyTorch wheel fits {label}.", "red", "bold"))
+    else:
+        what = f"torch {plan.torch_version}" if plan.torch_version else "torch (nightly)"
+        extra = [plan.variant or ""]
+        if plan.cuda:
+            extra.append(f"CUDA {plan.cuda}")
+        where = {
+            "pypi": "from PyPI",
+            "index": "from PyTorch's index",
+            "mirror": "from your mirror",
+            "nightly": "from PyTorch's nightly index",
+        }.get(plan.source, "")
+        head = f"Install {what} ({', '.join(e for e in extra if e)}) {where} for {label}:"
+        if plan.status == "fallback":
+            head = f"Fallback: {head}"
+        out.append(style(head, "yellow" if plan.status == "fallback" else "green", "bold"))
+        if plan.config:
+            name = (
+                "requirements.txt" if plan.argv[-1:] == ("requirements.txt",) else "pyproject.toml"
+            )
+            out.append(style(f"  # {name}", "dim"))
+            out.extend(f"  {line}" for line in plan.config.rstrip("\n").splitlines())
+            out.append("")
+        out.append("  " + style(f"$ {plan.command}", "bold"))
+        if plan.min_driver:
+            out.append(style(f"  (needs NVIDIA driver >= {plan.min_driver})", "dim"))
+    if plan.reasons:
+        out += ["", style("Why", "bold")]
+        out += [f"  · {r}" for r in plan.reasons]
+    if plan.warnings:
+        out += ["", style("Warnings", "bold")]
+        out += [f"  {style('!', 'yellow', 'bold')} {w}" for w in plan.warnings]
+    if plan.fixes:
+        out += ["", style("Fixes", "bold")]
+        for f in plan.fixes:
+            out.append(f"  {f.rank}. {f.summary}")
+            if f.command:
+                out.append("     " + style(f"$ {f.command}", "bold"))
+    if advice is not None:
+        lines = [*advice.lines, *advice.plan_lines(plan)]
+        if lines:
+            out += ["", style("Cloud", "bold")]
+            out += [f"  · {line}" for line in lines]
+    if verbose and plan.details:
+        out += ["", style("Details", "bold")]
+        out += [f"  {k}: {v}" for k, v in plan.details.items()]
+    return "\n".join(out)
