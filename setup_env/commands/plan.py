@@ -145,6 +145,7 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
 
 def run(args: argparse.Namespace) -> int:
     from setup_env import cloudplan, render
+    from setup_env.facts import to_jsonable
     from setup_env.matrix import MatrixError, load_matrix
     from setup_env.plan import PlanError, PlanOptions, facts_summary, make_plan
 
@@ -174,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     code = ExitCode.CHECK_FAILED if plan.status == "none" else ExitCode.OK
     if args.json:
         payload: dict[str, Any] = {
-            **render.to_jsonable(plan),
+            **to_jsonable(plan),
             "machine": label,
             "facts": facts_summary(facts),
             "matrix": matrix.summary(),
