@@ -25,7 +25,7 @@ def fix_kinds(p: Plan) -> list[str]:
     return [f.kind for f in p.fixes]
 
 
-# --- an oracle independent of the planner's code ---------------------------------------------------
+# --- an oracle independent of the planner's code ----------------------------
 
 
 def sass_runs(cc: tuple[int, int], build: mx.Build) -> bool:
@@ -125,7 +125,7 @@ def test_newest_driver_newest_gpus_get_plain_pypi() -> None:
         assert p.argv == ("pip", "install", f"torch=={newest.version}")
 
 
-# --- named situations ------------------------------------------------------------------------------
+# --- named situations ----------------------------
 
 
 def test_t4_driver_470() -> None:
@@ -305,7 +305,7 @@ def test_mig_and_wsl() -> None:
     assert any("Windows" in f.summary for f in q.fixes if f.kind == "upgrade-driver")
 
 
-# --- options ---------------------------------------------------------------------------------------
+# --- options ----------------------------
 
 
 def test_companions_and_lag() -> None:
