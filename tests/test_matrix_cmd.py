@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.version import Version
 
-from setup_env import index
+from setup_env import index, matrix
 from setup_env.cli import main
 from setup_env.commands import matrix as cmd
 
@@ -199,9 +200,12 @@ def test_hostile_index_cannot_inject(server: Any) -> None:
         assert bad not in text
     assert "9.0.0" not in live["releases"] and "9.0.1" not in live["releases"]
     assert len(hostile_page.rejected) == len(loopback.HOSTILE_ANCHORS)
-    merged = cmd.merge_view({"releases": []}, live, "2026-12-03T00:00:00Z", ["http://x"])
-    for bad in HOSTILE:
-        assert bad not in json.dumps(merged)
+    base = bundled_doc()
+    merged = cmd.merge_view(base, live, "2026-12-03", ["http://x", "http://y"])
+    for bad in HOSTILE:  # ";" is in the bundled sources' prose: only what the merge adds counts
+        if bad not in json.dumps(base):
+            assert bad not in json.dumps(merged)
+    assert matrix.validate(merged) == []
 
 
 def test_platform_families() -> None:
@@ -213,27 +217,33 @@ def test_platform_families() -> None:
     assert cmd.platform_of("macosx_10_9_x86_64") == "macos_x86_64"
 
 
-# --- refresh / show through the CLI (need the matrix loader and bundled data) --------------------
+# --- refresh / show through the CLI, on the real bundled matrix -------------------------------
 
 
-def _matrix_ready() -> Any:
-    try:
-        from setup_env import matrix  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return matrix if Path(cmd._bundled_path()).exists() else None
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """user_matrix_path() under tmp_path (never the real home); no $SETUP_ENV_MATRIX."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "cache"))
+    monkeypatch.delenv("SETUP_ENV_MATRIX", raising=False)
+    assert str(matrix.user_matrix_path()).startswith(str(tmp_path))
+    return tmp_path / "cache"
 
 
-needs_matrix = pytest.mark.skipif(
-    _matrix_ready() is None, reason="setup_env.matrix / data/wheels.json not in this tree yet"
-)
-
-
-def test_refresh_check_offline_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    if _matrix_ready() is None:
-        pytest.skip("setup_env.matrix / data/wheels.json not in this tree yet")
+def dead_url() -> str:
     with loopback.LoopbackServer() as srv:
-        dead = srv.url
+        return str(srv.url)
+
+
+def bundled_doc() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(matrix.BUNDLED_PATH.read_text(encoding="utf-8"))
+    return doc
+
+
+def test_refresh_check_offline_exit_3(
+    tmp_path: Path, cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dead = dead_url()
     code, out, err = run(
         ["matrix", "refresh", "--check", "--pypi-url", dead, "--index-url", dead, "--timeout", "2"],
         capsys,
@@ -246,13 +256,12 @@ def test_refresh_check_offline_exit_3(tmp_path: Path, capsys: pytest.CaptureFixt
         capsys,
     )  # fmt: skip
     assert code == 0 and "kept the bundled data" in out and not (tmp_path / "m.json").exists()
+    assert not matrix.user_matrix_path().exists()
 
 
-@needs_matrix
 def test_refresh_writes_validated_copy(
-    server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    server: Any, tmp_path: Path, cache_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    m = _matrix_ready()
     target = tmp_path / "wheels.json"
     code, out, err = run(
         ["matrix", "refresh", "--json", "-v", "--pypi-url", f"{server.url}/simple",
@@ -264,10 +273,204 @@ def test_refresh_writes_validated_copy(
     assert code == 0, payload
     assert payload["written"] == str(target)
     doc = json.loads(target.read_text())
-    assert m.validate(doc) == []
-    for bad in HOSTILE:
-        assert bad not in target.read_text()
+    assert matrix.validate(doc) == []
+    base = matrix.BUNDLED_PATH.read_text(encoding="utf-8")
+    for bad in HOSTILE:  # ";" is in the bundled sources' prose: only what refresh adds counts
+        if bad not in base:
+            assert bad not in target.read_text()
     assert len([line for line in err.splitlines() if line.startswith("  http")]) == 4
+    assert len([line for line in err.splitlines() if line.startswith("  rejected")]) == len(
+        loopback.HOSTILE_ANCHORS
+    )
+
+
+def test_refresh_merges_live_data_and_load_matrix_uses_it(
+    server: Any, cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        ["matrix", "refresh", "--pypi-url", f"{server.url}/simple",
+         "--index-url", f"{server.url}/whl", "--variants", "cu130,cu126,cu999"],
+        capsys,
+    )  # fmt: skip
+    target = matrix.user_matrix_path()
+    assert code == 0, out + err
+    assert f"wrote {target}" in out and "note:" not in err  # it is the copy in use now
+    doc = json.loads(target.read_text())
+    assert matrix.validate(doc) == []
+    m = matrix.load_matrix()
+    assert m.origin == "user" and m.path == str(target)
+    base = matrix.load_matrix(matrix.BUNDLED_PATH)
+    # PyPI facts re-read (VERIFIED.md section 1), exact python-abi pairs kept
+    r215 = m.release("2.15.0")
+    assert r215 is not None and str(r215.requires_python) == ">=3.11"
+    assert "cp314-cp314t" in r215.pypi_files["manylinux_2_28_x86_64"]
+    assert r215.python == base.release("2.15.0").python  # type: ignore[union-attr]
+    assert r215.pypi_files == base.release("2.15.0").pypi_files  # type: ignore[union-attr]
+    # the cu130 page lists 2.13.0 on three platforms: verified, sourced to the page
+    cu130 = m.release("2.13.0").index["cu130"]  # type: ignore[union-attr]
+    assert set(cu130) == {"linux_x86_64", "linux_aarch64", "windows_x86_64"}
+    assert all(a.verified and "/whl/cu130/torch/" in a.source for a in cu130.values())
+    # ... and has no 2.12.0 wheel: the page, once read, decides
+    assert "cu130" in base.release("2.12.0").index  # type: ignore[union-attr]
+    assert "cu130" not in m.release("2.12.0").index  # type: ignore[union-attr]
+    # pages not read keep the bundled rows; arch lists and the driver table are kept
+    assert m.release("2.13.0").index["rocm7.2"] == base.release("2.13.0").index["rocm7.2"]  # type: ignore[union-attr]
+    assert m.wheel_arches("2.14.1", "cu130", "linux_x86_64") == base.wheel_arches(
+        "2.14.1", "cu130", "linux_x86_64"
+    )
+    assert m.driver_minimum("13.0", "linux") == ("580", "580.95.05")
+    assert doc["generated_by"] == "setup-env matrix refresh"
+    # show now reads the refreshed copy and says so
+    code, out, _ = run(["matrix", "show", "--no-color"], capsys)
+    assert code == 0 and "refreshed copy" in out and str(target) in out
+
+
+def test_refresh_adds_a_release_the_data_lacks(server: Any) -> None:
+    base = bundled_doc()
+    del base["releases"]["2.15.0"]
+    live = cmd.live_view(snapshot(server, ["cu130"]))
+    new = cmd.merge_view(base, live, "2026-12-03", [f"{server.url}/simple", f"{server.url}/whl"])
+    assert matrix.validate(new) == []
+    m = matrix.parse(new)
+    rel = m.release("2.15.0")
+    assert rel is not None
+    assert str(rel.requires_python) == ">=3.11"  # VERIFIED.md section 1
+    assert rel.python[:2] == ("3.11", "3.12") and "3.15t" in rel.python
+    assert rel.min_glibc["linux_x86_64"] == Version("2.28")  # from manylinux_2_28 tags
+    assert rel.min_macos["macos_arm64"] == Version("14.0")
+    assert rel.pypi_variant == {}  # PyPI filenames don't say which build plain pip serves
+    assert rel.uploaded.startswith("2026-")
+    # torchvision 0.30 is not on PyPI yet (VERIFIED.md: torchvision lags torch 2.15)
+    tv = rel.companions["torchvision"]
+    assert tv.spec is None and "no torchvision 0.30" in tv.source
+    assert m.newest.version == Version("2.15.0")
+
+
+def test_refresh_check_full_captures_no_pypi_drift(
+    cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bundled data was generated from the same PyPI captures: no drift on PyPI's part; the
+    unreachable PyTorch index makes the check incomplete (exit 3), never "no drift"."""
+    dead = dead_url()
+    with loopback.LoopbackServer() as srv:
+        code, out, _ = run(
+            ["matrix", "refresh", "--check", "--json", "--pypi-url", f"{srv.url}/shared/simple",
+             "--index-url", dead, "--timeout", "5"],
+            capsys,
+        )  # fmt: skip
+    payload = json.loads(out)["matrix"]["refresh"]
+    assert payload["drift"] == [], payload["drift"][:5]
+    assert payload["reached"] and code == 3
+    assert "page(s) failed" in payload["message"]
+
+
+def test_refresh_check_reports_drift_exit_1(
+    server: Any, cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        ["matrix", "refresh", "--check", "--pypi-url", f"{server.url}/simple",
+         "--index-url", f"{server.url}/whl", "--variants", "cu126"],
+        capsys,
+    )  # fmt: skip
+    assert code == 1
+    # the captured cu126 page holds 2.14.0/2.14.1 only: older releases are drift
+    assert "drift: torch 2.13.0+cu126: in the data, not on the index" in out
+    assert not matrix.user_matrix_path().exists()  # --check writes nothing
+
+
+def test_user_copy_older_than_bundled_is_ignored(
+    cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = bundled_doc()
+    doc["retrieved"] = "2020-01-01"
+    target = matrix.user_matrix_path()
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(doc))
+    code, out, err = run(["matrix", "show"], capsys)
+    assert code == 0 and "bundled with setup-env" in out
+    assert "older than the bundled data" in err
+
+
+def test_show_summary_reads_the_bundled_data(
+    cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["matrix", "show", "--no-color"], capsys)
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert "bundled with setup-env, retrieved 2026-12-02" in lines[0]
+    row = next(line.split() for line in lines if line.startswith("2.14.1 "))
+    # VERIFIED.md section 2: plain PyPI on Linux is +cu130 for 2.14.1; Windows/macOS CPU
+    assert "cu130:" in row and "3.10-3.14" in row
+    assert next(line for line in lines if line.startswith("2.15.0 ")).split()[2] == "3.11-3.15"
+    assert any(line.startswith("1.13.0 ") for line in lines)
+
+
+def test_show_torch_details(cache_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["matrix", "show", "--no-color", "--torch", "2.14", "-v"], capsys)
+    assert code == 0
+    assert "torch 2.14.1" in out and "torch 2.14.0" in out and "torch 2.13.0" not in out
+    cu130 = [line.split() for line in out.splitlines() if line.strip().startswith("cu130 ")]
+    # VERIFIED.md section 3: 2.14.1+cu130 x86_64 SASS sm_75..sm_120, aarch64 sm_80..sm_120
+    assert cu130[0][1:4] == ["linux", "windows", "13.0.2"]
+    assert cu130[0][4:10] == ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+    assert "sm_110" in cu130[1] and "sm_75" not in cu130[1]
+    assert ">=580" in cu130[0]  # CUDA 13 needs an R580 driver
+    assert "VERIFIED.md" in out  # -v names the sources
+
+
+def test_show_variant_filter(cache_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["matrix", "show", "--no-color", "--variant", "cu118"], capsys)
+    assert code == 0
+    versions = [line.split()[0] for line in out.splitlines()[3:] if line[:1].isdigit()]
+    assert versions[0] == "2.7.1" and versions[-1] == "2.0.0"
+    assert ">=450.80.02" in out  # CUDA 11.x minor-version-compatibility floor on Linux
+
+
+def test_show_json(cache_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        ["matrix", "show", "--json", "--torch", "2.14.1", "--variant", "cu130"], capsys
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["schema"] == "setup-env/matrix"
+    show = doc["matrix"]["show"]
+    assert show["origin"] == "bundled" and show["filters"] == {
+        "torch": "2.14.1",
+        "variant": "cu130",
+    }
+    [rel] = show["releases"]
+    assert rel["version"] == "2.14.1" and rel["requires_python"] == ">=3.10"
+    assert rel["platforms"]["linux_x86_64"]["pypi_variant"] == "cu130"
+    assert rel["platforms"]["windows_x86_64"]["pypi_variant"] == "cpu"
+    assert {r["variant"] for r in rel["index"]} == {"cu130"}
+    x86 = next(r for r in rel["index"] if "linux_x86_64" in r["platforms"])
+    assert x86["sass"][-1] == "sm_120" and x86["toolkit"] == "13.0.2"
+    assert x86["driver_minimum"]["linux"]["minor_version_compat"] == "580"
+    assert show["cuda"]["12.6"]["minor_version_compat"]["linux"] == "525.60.13"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--torch", "2.16"], "no torch 2.16 in the matrix (it knows 1.13.0 to 2.15.0)"),
+        (["--torch", "2.x; rm"], "expected a release like 2.14"),
+        (["--variant", "cu12;x"], "expected cpu, cuXYZ"),
+        (["--torch", "2.15", "--variant", "cu126"], "no variant cu126 for torch 2.15"),
+    ],
+)
+def test_show_bad_filters_exit_2(
+    argv: list[str], message: str, cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["matrix", "show", *argv], capsys)
+    assert code == 2 and out == "" and message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_show_malformed_file_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "m.json"
+    bad.write_text('{"schema_version": 1, "releases": {}}')
+    code, out, err = run(["matrix", "show", "--file", str(bad)], capsys)
+    assert code == 2 and out == "" and "invalid wheel matrix" in err
 
 
 def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,6 +25,7 @@ Progress (one line per index page) goes to stderr; stdout carries the result onl
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any
 
@@ -181,10 +182,12 @@ def _print_arches(payload: dict[str, Any], style: Any, args: argparse.Namespace)
 # --- the live view: what the indexes say, in one schema-independent shape ------------------------
 #
 # view = {release: {"requires_python": str | None, "uploaded": str | None,
-#                   "pypi": {platform_tag: [interpreter tags]},
-#                   "variants": {variant: {platform_tag: [interpreter tags]}}}}
-# plus companions = {project: [releases]}. Drift and merging work on views; only the two adapter
-# functions below (`doc_view`, `merge_view`) know the layout of the matrix document.
+#                   "pypi": {platform_tag: [interpreter tags]},     # "cp311", "cp314t", "cp37m"
+#                   "pypi_files": {platform_tag: [python-abi tags]},  # "cp314-cp314t" (live only)
+#                   "variants": {variant: {platform family: [interpreter tags]}}}}
+# plus companions = {project: [releases]} and companion_files = {project: {release: {platform_tag:
+# [python-abi]}}}. Drift works on views; only `doc_view` and `merge_view` below know the layout of
+# the matrix document (setup_env/matrix.py's docstring).
 
 
 def _vkey(v: str) -> tuple[int, ...]:
@@ -197,7 +200,14 @@ def live_view(snap: Any) -> dict[str, Any]:
 
     def entry(rel: str) -> dict[str, Any]:
         return releases.setdefault(
-            rel, {"requires_python": None, "uploaded": None, "pypi": {}, "variants": {}}
+            rel,
+            {
+                "requires_python": None,
+                "uploaded": None,
+                "pypi": {},
+                "pypi_files": {},
+                "variants": {},
+            },
         )
 
     torch = snap.pypi.get("torch")
@@ -209,6 +219,8 @@ def live_view(snap: Any) -> dict[str, Any]:
             for plat in w.platforms:
                 tags = e["pypi"].setdefault(plat, set())
                 tags.update(w.interpreters)
+            for plat, pairs in _python_abi(w.filename).items():
+                e["pypi_files"].setdefault(plat, set()).update(pairs)
             if w.requires_python:
                 e["requires_python"] = w.requires_python
             if w.upload_time and (e["uploaded"] is None or w.upload_time < e["uploaded"]):
@@ -225,6 +237,7 @@ def live_view(snap: Any) -> dict[str, Any]:
                 e["variants"].setdefault(variant, {}).setdefault(fam, set()).update(w.interpreters)
     for e in releases.values():
         e["pypi"] = {p: sorted(t, key=_tag_key) for p, t in sorted(e["pypi"].items())}
+        e["pypi_files"] = {p: sorted(t, key=_pair_key) for p, t in sorted(e["pypi_files"].items())}
         e["variants"] = {
             v: {p: sorted(t, key=_tag_key) for p, t in sorted(plats.items())}
             for v, plats in sorted(e["variants"].items())
@@ -234,15 +247,57 @@ def live_view(snap: Any) -> dict[str, Any]:
         for project, lst in snap.pypi.items()
         if project != "torch"
     }
+    companion_files: dict[str, dict[str, dict[str, set[str]]]] = {}
+    for project, lst in snap.pypi.items():
+        if project == "torch":
+            continue
+        for w in lst.wheels:
+            if w.yanked:
+                continue
+            row = companion_files.setdefault(project, {}).setdefault(w.release, {})
+            for plat, pairs in _python_abi(w.filename).items():
+                row.setdefault(plat, set()).update(pairs)
     return {
         "releases": dict(sorted(releases.items(), key=lambda kv: _vkey(kv[0]))),
         "companions": companions,
+        "companion_files": {
+            project: {
+                rel: {p: sorted(t, key=_pair_key) for p, t in sorted(files.items())}
+                for rel, files in sorted(rows.items(), key=lambda kv: _vkey(kv[0]))
+            }
+            for project, rows in companion_files.items()
+        },
         "absent_variants": sorted(snap.absent_variants),
         "read": {
             "pypi": sorted(snap.pypi),
             "variants": sorted(snap.variants),
         },
     }
+
+
+def _python_abi(filename: str) -> dict[str, set[str]]:
+    """platform tag -> {"cp314-cp314t", ...} of a wheel filename that index.py already validated;
+    pairs the matrix schema would refuse (pp, abi3 on an unknown interpreter) are dropped."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+    from packaging.version import InvalidVersion
+
+    from setup_env.matrix import PLATFORM_TAG_RE, PYABI_RE
+
+    try:
+        tags = parse_wheel_filename(filename)[3]
+    except (InvalidWheelFilename, InvalidVersion):
+        return {}
+    out: dict[str, set[str]] = {}
+    for t in tags:
+        pair = f"{t.interpreter}-{t.abi}"
+        if PYABI_RE.fullmatch(pair) and PLATFORM_TAG_RE.fullmatch(t.platform):
+            out.setdefault(t.platform, set()).add(pair)
+    return out
+
+
+def _pair_key(pair: str) -> tuple[str, int, str]:
+    py, _, abi = pair.partition("-")
+    return (*_tag_key(py)[:2], abi)
 
 
 def _tag_key(tag: str) -> tuple[str, int, str]:
@@ -312,14 +367,6 @@ def drift(bundled: dict[str, Any], live: dict[str, Any]) -> list[str]:
 
 # --- adapters to the matrix document (setup_env.matrix owns its layout) ---------------------------
 
-_PLATFORM_WORDS = {
-    "linux_x86_64": ("linux", "x86_64"),
-    "linux_aarch64": ("linux", "aarch64"),
-    "windows_x86_64": ("win", "amd64"),
-    "macos_arm64": ("mac", "arm64"),
-    "macos_x86_64": ("mac", "x86_64"),
-}
-
 
 def platform_of(tag: str) -> str:
     """Wheel platform tag -> platform family: manylinux_2_28_x86_64 -> linux_x86_64."""
@@ -337,214 +384,676 @@ def platform_of(tag: str) -> str:
     return tag
 
 
-def _releases(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    rel = doc.get("releases")
-    if isinstance(rel, dict):
-        return [(str(k), v) for k, v in rel.items() if isinstance(v, dict)]
-    if isinstance(rel, list):
-        out = []
-        for r in rel:
-            if isinstance(r, dict):
-                v = r.get("version") or r.get("torch")
-                if isinstance(v, str):
-                    out.append((v, r))
-        return out
-    return []
+def _interpreter_of_pair(pair: str) -> str:
+    """ "cp314-cp314t" -> "cp314t", "cp37-cp37m" -> "cp37m", "py3-none" -> "py3" (as index.py)."""
+    from setup_env import index
 
-
-def _first(d: dict[str, Any], *keys: str) -> Any:
-    for k in keys:
-        if k in d:
-            return d[k]
-    return None
+    py, _, abi = pair.partition("-")
+    return index._interpreter(py, abi)
 
 
 def doc_view(doc: dict[str, Any]) -> dict[str, Any]:
-    """The release/variant/tag part of a matrix document, as a view."""
+    """The release/variant/tag part of a matrix document, as a view (for :func:`drift`).
+
+    Every index row counts, verified or not: a secondary source's claim that the index then
+    contradicts is drift worth seeing."""
     releases: dict[str, Any] = {}
-    for version, r in _releases(doc):
-        pypi = _first(r, "pypi_files", "pypi", "files", "wheels") or {}
-        variants = _first(r, "index_variants", "variants") or {}
-        vv: dict[str, dict[str, list[str]]] = {}
-        if isinstance(variants, dict):
-            for plat, names in variants.items():
-                if isinstance(names, list):
-                    for n in names:
-                        if isinstance(n, str):
-                            vv.setdefault(n, {})[str(plat)] = []
-        releases[version] = {
-            "requires_python": _first(r, "requires_python", "python_requires"),
-            "pypi": {str(k): list(v) for k, v in pypi.items() if isinstance(v, list)}
-            if isinstance(pypi, dict)
-            else {},
-            "variants": vv,
+    rows = doc.get("releases")
+    for version, r in rows.items() if isinstance(rows, dict) else ():
+        if not isinstance(r, dict):
+            continue
+        files: dict[str, Any] = r["pypi_files"] if isinstance(r.get("pypi_files"), dict) else {}
+        index_rows: dict[str, Any] = r["index"] if isinstance(r.get("index"), dict) else {}
+        releases[str(version)] = {
+            "requires_python": r.get("requires_python") or None,
+            "uploaded": r.get("uploaded") or None,
+            "pypi": {
+                str(tag): sorted({_interpreter_of_pair(str(p)) for p in pairs}, key=_tag_key)
+                for tag, pairs in sorted(files.items())
+                if isinstance(pairs, list)
+            },
+            "variants": {
+                str(v): {str(plat): [] for plat in sorted(plats)}
+                for v, plats in sorted(index_rows.items())
+                if isinstance(plats, dict)
+            },
         }
     return {"releases": releases}
 
 
-def merge_view(
-    doc: dict[str, Any], live: dict[str, Any], retrieved: str, sources: list[str]
+def _python_versions(files: dict[str, list[str]]) -> list[str]:
+    """cp311-cp311 -> 3.11; cp314-cp314t -> 3.14t (free-threaded after the others)."""
+    seen: set[tuple[int, int, bool]] = set()
+    for pairs in files.values():
+        for pair in pairs:
+            py, _, abi = pair.partition("-")
+            m = re.fullmatch(r"cp(\d)(\d{1,2})", py)
+            if m:
+                seen.add((int(m.group(1)), int(m.group(2)), abi.endswith("t")))
+    return [f"{a}.{b}{'t' if t else ''}" for a, b, t in sorted(seen, key=lambda x: (x[2], x))]
+
+
+_GLIBC_OF_LEGACY = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
+
+
+def _glibc_of_tag(tag: str) -> str | None:
+    m = re.match(r"manylinux_(\d+)_(\d+)_", tag)
+    if m:
+        return f"{m.group(1)}.{m.group(2)}"
+    return _GLIBC_OF_LEGACY.get(tag.rsplit("_", 2)[0] if tag.count("_") >= 2 else tag.split("_")[0])
+
+
+def _lowest(versions: list[str]) -> str | None:
+    return min(versions, key=lambda v: tuple(int(x) for x in v.split("."))) if versions else None
+
+
+def _platform_min_from_tags(
+    files: dict[str, list[str]], platforms: tuple[str, ...], source: str
 ) -> dict[str, Any]:
-    """A copy of ``doc`` with the release/variant/tag facts the indexes gave replaced."""
+    """glibc / macOS floors that the wheels' own platform tags state."""
+    out: dict[str, Any] = {}
+    for plat in platforms:
+        tags = [t for t in files if platform_of(t) == plat]
+        if plat.startswith("linux"):
+            low = _lowest([g for g in map(_glibc_of_tag, tags) if g])
+            if low:
+                out[plat] = {
+                    "glibc": low,
+                    "confidence": "I",  # a tag can understate the real floor (torch 2.6.0)
+                    "source": f"{source} (manylinux tags)",
+                }
+        elif plat == "macos_arm64":
+            macs = [".".join(t.split("_")[1:3]) for t in tags if t.startswith("macosx_")]
+            low = _lowest([m for m in macs if re.fullmatch(r"\d{1,2}\.\d{1,2}", m)])
+            if low:
+                out[plat] = {"macos": low, "confidence": "V", "source": f"{source} (platform tags)"}
+    return out
+
+
+_SPECIFIER_CHARS = re.compile(r"[<>=!~0-9., *]{1,64}")
+
+
+def _requires_python(text: Any) -> str | None:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if not isinstance(text, str) or not _SPECIFIER_CHARS.fullmatch(text):
+        return None
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier:
+        return None
+    return text.strip()
+
+
+def _companion_guess(version: str, live: dict[str, Any], when: str) -> dict[str, Any] | None:
+    """torchvision for a torch 2.x release that no source pairs yet: minor = torch minor + 15
+    (wheel_matrix.md section 1), when such a torchvision is on PyPI."""
+    from packaging.version import Version
+
+    v = Version(version)
+    if v.major != 2 or "torchvision" not in live["read"]["pypi"]:
+        return None
+    minor = f"0.{v.minor + 15}"
+    have = [r for r in live["companions"].get("torchvision", []) if r.startswith(minor + ".")]
+    if not have:
+        return {
+            "version": None,
+            "spec": None,
+            "confidence": "V",
+            "source": f"PyPI has no torchvision {minor}.x ({when})",
+        }
+    return {
+        "version": None,
+        "spec": f"=={minor}.*",
+        "confidence": "I",
+        "source": f"torchvision minor = torch minor + 15; {', '.join(have)} on PyPI ({when})",
+    }
+
+
+def merge_view(
+    doc: dict[str, Any],
+    live: dict[str, Any],
+    retrieved: str,
+    sources: list[str],
+) -> dict[str, Any]:
+    """A copy of ``doc`` (the bundled document) with what the indexes that were read say.
+
+    * PyPI read: each release's ``pypi_files``, ``python``, ``requires_python``, ``uploaded``
+      and the macOS floor of its tags are replaced; a release newer than the data gets a new row
+      (no ``pypi_variant``: PyPI filenames don't say which build plain pip serves; no arch data).
+    * A variant page read: that variant's ``index`` rows become exactly the platforms the page
+      lists for each release (verified), rows the page lacks are dropped; a 404 drops the variant.
+    * torchvision read: ``companion_files.torchvision`` is replaced; a companion no source
+      names yet gets the ``==0.X.*`` pattern when PyPI has such a torchvision.
+
+    ``sources`` is ``[pypi_url, index_url]``. Everything else (arch lists, driver table, traps,
+    sourced companions) is kept. The caller validates the result with ``matrix.validate``.
+    """
     import copy
 
+    from packaging.version import Version
+
+    from setup_env.matrix import PLATFORMS, RELEASE_RE
+
     new = copy.deepcopy(doc)
-    rel_list = new.get("releases")
-    by_version = dict(_releases(new))
+    releases = new.get("releases")
+    if not isinstance(releases, dict):
+        releases = new["releases"] = {}
+    pypi_url = sources[0] if sources else "PyPI"
+    index_url = sources[1] if len(sources) > 1 else "the PyTorch index"
+    when = f"read {retrieved}"
+    pypi_src = f"{pypi_url.rstrip('/')}/torch/ ({when})"
     read_pypi = "torch" in live["read"]["pypi"]
+    read_variants = set(live["read"]["variants"])
+    absent = set(live.get("absent_variants", []))
+    known = [Version(v) for v in releases if RELEASE_RE.fullmatch(v)]
+    oldest = min(known) if known else None
+
     for version, lv in live["releases"].items():
-        r = by_version.get(version)
+        if not RELEASE_RE.fullmatch(version) or (oldest and Version(version) < oldest):
+            continue
+        files = lv.get("pypi_files") or {}
+        r = releases.get(version)
         if r is None:
-            if not read_pypi or not lv["pypi"]:
+            if not read_pypi or not files:
                 continue  # only PyPI makes a release exist; a variant page alone does not
-            r = {"version": version}
-            if isinstance(rel_list, list):
-                rel_list.append(r)
-            elif isinstance(rel_list, dict):
-                rel_list[version] = r
-                r.pop("version")
-            by_version[version] = r
-        if read_pypi and lv["pypi"]:
-            key = next(
-                (k for k in ("pypi_files", "pypi", "files", "wheels") if k in r), "pypi_files"
-            )
-            r[key] = lv["pypi"]
-            if lv["requires_python"]:
-                key = "python_requires" if "python_requires" in r else "requires_python"
-                r[key] = lv["requires_python"]
-        if lv["variants"]:
-            key = "variants" if "variants" in r and "index_variants" not in r else "index_variants"
-            fams: dict[str, list[str]] = {}
-            for variant, plats in lv["variants"].items():
-                for fam in plats:
-                    fams.setdefault(fam, []).append(variant)
-            old = r.get(key) if isinstance(r.get(key), dict) else {}
-            merged = dict(old or {})
-            for fam, names in fams.items():
-                keep = [n for n in (merged.get(fam) or []) if n not in live["read"]["variants"]]
-                merged[fam] = sorted(set(keep) | set(names), key=_variant_key)
-            r[key] = merged
+            r = releases[version] = {
+                "uploaded": "",
+                "requires_python": "",
+                "python": [],
+                "pypi_files": {},
+                "index": {},
+                "companions": {
+                    "torchaudio": {
+                        "version": None,
+                        "spec": None,
+                        "confidence": "?",
+                        "source": f"not recorded for torch {version} ({when})",
+                    }
+                },
+                "platform_min": {},
+                "traps": [],
+            }
+        if read_pypi and files:
+            r["pypi_files"] = files
+            r["python"] = _python_versions(files)
+            req = _requires_python(lv.get("requires_python"))
+            if req:
+                r["requires_python"] = req
+            if isinstance(lv.get("uploaded"), str) and re.match(
+                r"\d{4}-\d{2}-\d{2}", lv["uploaded"]
+            ):
+                r["uploaded"] = lv["uploaded"][:10]
+            floors = _platform_min_from_tags(files, PLATFORMS, pypi_src)
+            pmin = r.setdefault("platform_min", {})
+            for plat, row in floors.items():
+                if plat not in pmin or "macos" in row:  # sourced glibc floors are kept
+                    pmin[plat] = row
+            r["confidence"], r["source"] = "V", pypi_src
+        tv = (r.get("companions") or {}).get("torchvision")
+        if tv is None or (tv.get("version") is None and tv.get("confidence") != "V2"):
+            guess = _companion_guess(version, live, when)
+            if guess is not None and (tv is None or tv.get("spec") is None or guess["spec"]):
+                r.setdefault("companions", {})["torchvision"] = guess
+
+    for version, r in releases.items():
+        lv = live["releases"].get(version) or {}
+        index_rows = r.setdefault("index", {})
+        for variant in sorted(read_variants | absent):
+            plats = [p for p in (lv.get("variants") or {}).get(variant, {}) if p in PLATFORMS]
+            if variant in read_variants and plats:
+                src = f"{index_url.rstrip('/')}/{variant}/torch/ ({when})"
+                index_rows[variant] = {
+                    p: {"verified": True, "confidence": "V", "source": src} for p in sorted(plats)
+                }
+            else:
+                index_rows.pop(variant, None)
+        r["index"] = dict(sorted(index_rows.items(), key=lambda kv: _variant_key(kv[0])))
+
+    files_by_release = (live.get("companion_files") or {}).get("torchvision")
+    if "torchvision" in live["read"]["pypi"] and files_by_release:
+        new["companion_files"] = {
+            "torchvision": {
+                rel: files
+                for rel, files in files_by_release.items()
+                if RELEASE_RE.fullmatch(rel) and Version(rel) >= Version("0.14")
+            },
+            "source": f"{pypi_url.rstrip('/')}/torchvision/ ({when})",
+        }
+
+    new["releases"] = dict(sorted(releases.items(), key=lambda kv: _vkey(kv[0])))
     new["retrieved"] = retrieved
-    prior = new.get("source")
-    new["source"] = "; ".join(sources) + (f" (on top of: {prior})" if prior else "")
+    new["generated_by"] = "setup-env matrix refresh"
+    prior = doc.get("source")
+    new["source"] = f"live indexes {pypi_url}, {index_url} ({when})" + (
+        f"; on top of: {prior}" if prior else ""
+    )
     return new
 
 
-def _variant_key(v: str) -> tuple[int, str]:
+def _variant_key(v: str) -> tuple[int, tuple[int, ...], str]:
     order = {"cpu": 0, "cu": 1, "rocm": 2, "xpu": 3}
     kind = next((k for k in ("rocm", "cu", "cpu", "xpu") if v.startswith(k)), "zz")
-    return (order.get(kind, 9), v)
+    nums = tuple(int(n) for n in re.findall(r"\d+", v))
+    return (order.get(kind, 9), nums, v)
 
 
-# --- show / refresh ------------------------------------------------------------------------------
+# --- show ----------------------------------------------------------------------------------------
 
 
 class _Unavailable(Exception):
     pass
 
 
-def _matrix_module() -> Any:
-    try:
-        from setup_env import matrix  # type: ignore[attr-defined]
-    except ImportError as exc:
-        raise _Unavailable(f"the matrix loader is not available ({exc})") from None
-    return matrix
+_SHORT = {
+    "linux_x86_64": "linux",
+    "linux_aarch64": "linux-aarch64",
+    "windows_x86_64": "windows",
+    "macos_arm64": "macos-arm64",
+    "macos_x86_64": "macos-x86_64",
+}
+_TINY = {
+    "linux_x86_64": "linux",
+    "linux_aarch64": "aarch64",
+    "windows_x86_64": "win",
+    "macos_arm64": "mac",
+    "macos_x86_64": "mac-x86",
+}
+_TORCH_ARG = re.compile(r"\d{1,3}(?:\.\d{1,3}){0,2}")
 
 
-def _bundled_path() -> str:
-    import os
+def _select(m: Any, torch: str | None, variant: str | None) -> list[Any]:
+    """Releases (newest first) matching the filters; ValueError with a one-line message."""
+    from setup_env.matrix import VARIANT_RE
 
-    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "wheels.json")
+    releases = list(reversed(m.releases))
+    if torch is not None:
+        if not _TORCH_ARG.fullmatch(torch):
+            raise ValueError(f"--torch {torch!r}: expected a release like 2.14 or 2.14.1")
+        releases = [r for r in releases if str(r.version) == torch or r.series == torch]
+        if not releases:
+            raise ValueError(
+                f"no torch {torch} in the matrix (it knows {m.releases[0].version} to "
+                f"{m.newest.version})"
+            )
+    if variant is not None:
+        if not VARIANT_RE.fullmatch(variant):
+            raise ValueError(f"--variant {variant!r}: expected cpu, cuXYZ, rocmX.Y or xpu")
+        releases = [r for r in releases if variant in r.index]
+        if not releases:
+            known = " ".join(sorted(m.variants, key=_variant_key))
+            where = f" for torch {torch}" if torch else ""
+            raise ValueError(f"no variant {variant}{where} in the matrix (known: {known})")
+    return releases
 
 
-def _read_doc(path: str) -> dict[str, Any]:
-    import json
-
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    if not isinstance(doc, dict):
-        raise ValueError("not a JSON object")
-    return dict(doc)
+def _python_range(python: tuple[str, ...]) -> str:
+    plain = [p for p in python if not p.endswith("t")]
+    free = [p for p in python if p.endswith("t")]
+    text = f"{plain[0]}-{plain[-1]}" if len(plain) > 1 else "".join(plain)
+    return text + (f" +{' '.join(free)}" if free else "")
 
 
-def _doc_in_use(args: argparse.Namespace) -> tuple[str, dict[str, Any], list[str]]:
-    """(path, document, notes): --file, else a valid refreshed copy, else the bundled file."""
-    import os
+def _companion_text(c: Any) -> str:
+    if c is None:
+        return "-"
+    if c.version is not None:
+        return str(c.version)
+    return c.spec[2:] if c.spec else "-"
 
-    m = _matrix_module()
-    notes: list[str] = []
-    if getattr(args, "file", None):
-        return args.file, _read_doc(args.file), notes
-    user = str(m.user_matrix_path())
-    if os.path.exists(user):
-        try:
-            doc = _read_doc(user)
-            problems = m.validate(doc)
-        except (OSError, ValueError) as exc:
-            problems = [str(exc)]
-        if not problems:
-            return user, doc, notes
-        notes.append(f"ignored the refreshed copy {user}: {problems[0]}")
-    path = _bundled_path()
-    return path, _read_doc(path), notes
+
+def _driver_text(m: Any, build: Any, os_family: str) -> str:
+    row = m.cuda_version(build.cuda)
+    if row is None:
+        return "?"
+    floor = row.mvc.for_os(os_family)[1]
+    full_row = row.toolkit_minimum(build.toolkit)
+    full = full_row.for_os(os_family)[1]
+    unsure = "?" if os_family == "windows" and full_row.windows_confidence == "?" else ""
+    return (f">={floor}" if floor == full else f">={floor} (full {full})") + unsure
+
+
+def _variant_rows(m: Any, rel: Any, variant: str) -> list[dict[str, Any]]:
+    """One row per group of platforms sharing a build; the data behind show's tables and JSON."""
+    plats = rel.index.get(variant, {})
+    groups: dict[Any, list[str]] = {}
+    for plat in sorted(plats, key=lambda p: list(_SHORT).index(p) if p in _SHORT else 9):
+        b = m.build(variant, rel.version, plat)
+        key = (b.toolkit, b.sass, b.ptx, b.source) if b is not None else None
+        groups.setdefault(key, []).append(plat)
+    rows = []
+    for key, group in groups.items():
+        b = m.build(variant, rel.version, group[0]) if key is not None else None
+        row: dict[str, Any] = {
+            "variant": variant,
+            "platforms": {p: {"verified": plats[p].verified, "confidence": plats[p].confidence,
+                              "source": plats[p].source} for p in group},
+            "toolkit": None, "sass": [], "ptx": [], "driver_minimum": None, "build_source": None,
+        }  # fmt: skip
+        if b is not None:
+            row.update(
+                toolkit=str(b.toolkit),
+                sass=[f"sm_{x}{y}" for x, y in b.sass],
+                ptx=[f"compute_{x}{y}" for x, y in b.ptx],
+                build_source=f"{b.confidence}: {b.source}"
+                + (f"; {b.measured}" if b.measured else ""),
+            )
+            cuda = m.cuda_version(b.cuda)
+            if cuda is not None:
+                floors = {}
+                for fam in ("linux", "windows"):
+                    full = cuda.toolkit_minimum(b.toolkit)
+                    floors[fam] = {
+                        "minor_version_compat": cuda.mvc.for_os(fam)[1],
+                        "full": full.for_os(fam)[1],
+                    }
+                    if fam == "windows":
+                        floors[fam]["confidence"] = full.windows_confidence
+                row["driver_minimum"] = floors
+            row["_build"] = b
+        rows.append(row)
+    return rows
+
+
+def _release_payload(m: Any, rel: Any, variant: str | None) -> dict[str, Any]:
+    variants = [variant] if variant else sorted(rel.index, key=_variant_key)
+    rows = [r for v in variants for r in _variant_rows(m, rel, v)]
+    for r in rows:
+        r.pop("_build", None)
+    return {
+        "version": str(rel.version),
+        "uploaded": rel.uploaded,
+        "requires_python": str(rel.requires_python),
+        "python": list(rel.python),
+        "platforms": {
+            plat: {
+                "pypi_tags": list(rel.platform_tags(plat)),
+                "pypi_variant": rel.pypi_variant[plat].variant
+                if plat in rel.pypi_variant
+                else None,
+                "min_glibc": str(rel.min_glibc[plat]) if plat in rel.min_glibc else None,
+                "min_macos": str(rel.min_macos[plat]) if plat in rel.min_macos else None,
+            }
+            for plat in _SHORT
+            if rel.platform_tags(plat) or plat in rel.pypi_variant
+        },
+        "index": rows,
+        "companions": {
+            n: {
+                "version": str(c.version) if c.version else None,
+                "spec": c.spec,
+                "confidence": c.confidence,
+                "source": c.source,
+            }
+            for n, c in rel.companions.items()
+        },
+        "traps": [
+            {
+                "platform_tag": t.platform_tag,
+                "min_glibc": str(t.min_glibc),
+                "note": t.note,
+                "confidence": t.confidence,
+                "source": t.source,
+            }
+            for t in rel.traps
+        ],
+        "confidence": rel.confidence,
+        "source": rel.source,
+    }
+
+
+def show_payload(m: Any, torch: str | None = None, variant: str | None = None) -> dict[str, Any]:
+    releases = _select(m, torch, variant)
+    return {
+        "file": m.path,
+        "origin": m.origin,
+        "retrieved": m.retrieved,
+        "source": m.source,
+        "generated_by": m.generated_by,
+        "notes": list(m.notes),
+        "filters": {"torch": torch, "variant": variant},
+        "releases": [_release_payload(m, r, variant) for r in releases],
+        "cuda": {
+            xy: {
+                "minor_version_compat": {
+                    "linux": c.mvc.for_os("linux")[1],
+                    "windows": c.mvc.for_os("windows")[1],
+                },
+                "toolkits": {
+                    u: {"linux": f.for_os("linux")[1], "windows": f.for_os("windows")[1]}
+                    for u, f in c.updates.items()
+                },
+                "confidence": c.confidence,
+                "source": c.source,
+            }
+            for xy, c in sorted(m.cuda.items(), key=lambda kv: _vkey(kv[0]))
+        },
+        "nightly": {p: list(v) for p, v in m.nightly.items()},
+    }
+
+
+def _origin_text(m: Any) -> str:
+    words: dict[str, str] = {
+        "bundled": "bundled with setup-env",
+        "user": "refreshed copy (setup-env matrix refresh)",
+        "env": "from $SETUP_ENV_MATRIX",
+        "explicit": "--file",
+    }
+    return words.get(str(m.origin), str(m.origin))
 
 
 def _show(args: argparse.Namespace) -> int:
-    from setup_env import render
+    from setup_env import matrix, render
 
     try:
-        path, doc, notes = _doc_in_use(args)
-    except (OSError, ValueError) as exc:
-        render.log(f"setup-env matrix show: cannot read the matrix: {exc}")
+        m = matrix.load_matrix(getattr(args, "file", None))
+    except matrix.MatrixError as exc:
+        render.log(f"setup-env matrix show: {exc}")
         return int(ExitCode.USAGE)
-    releases = _releases(doc)
-    if getattr(args, "torch", None):
-        want = args.torch
-        releases = [(v, r) for v, r in releases if v == want or v.startswith(want + ".")]
-        if not releases:
-            render.log(f"setup-env matrix show: no release {want} in {path}")
-            return int(ExitCode.USAGE)
-    variant = getattr(args, "variant", None)
-    if variant:
-        releases = [
-            (v, r)
-            for v, r in releases
-            if variant in doc_view({"releases": [dict(r, version=v)]})["releases"][v]["variants"]
-        ]
-    for n in notes:
-        render.log(n)
+    torch, variant = getattr(args, "torch", None), getattr(args, "variant", None)
+    try:
+        payload = show_payload(m, torch, variant)
+    except ValueError as exc:
+        render.log(f"setup-env matrix show: {exc}")
+        return int(ExitCode.USAGE)
+    for n in m.notes:
+        render.log(f"note: {n}")
     if getattr(args, "json", False):
-        payload = {"file": path, "retrieved": doc.get("retrieved"), "document": doc}
-        if getattr(args, "torch", None) or variant:
-            payload["releases"] = [dict(r, version=v) for v, r in releases]
-        print(render.dumps(render.envelope("matrix", payload)))
+        print(render.dumps(render.envelope("matrix", {"show": payload})))
         return int(ExitCode.OK)
     style = render.Style(render.use_color(sys.stdout, args.color))
-    print(style(f"Wheel matrix: {path}", "bold"))
-    print(f"retrieved {doc.get('retrieved', '?')}; source: {doc.get('source', '?')}")
+    verbose = getattr(args, "verbose", 0) or 0
+    print(
+        style("Wheel matrix", "bold") + f": {m.path} ({_origin_text(m)}, retrieved {m.retrieved})"
+    )
+    if verbose:
+        print(f"source: {m.source}")
+    releases = _select(m, torch, variant)
+    if torch is not None:
+        for rel in releases:
+            print()
+            _print_release(m, rel, variant, style, verbose)
+        _print_legend(style)
+        return int(ExitCode.OK)
+    if variant is not None:
+        print()
+        rows = [
+            (str(rel.version) if i == 0 else "", *_row_cells(m, row))
+            for rel in releases
+            for i, row in enumerate(_variant_rows(m, rel, variant))
+        ]
+        print(render.table(("torch", "platforms", "CUDA", "SASS", "PTX", *_DRIVER_HEAD), rows))
+        _print_legend(style)
+        return int(ExitCode.OK)
+    print()
     rows = []
-    for v, r in sorted(releases, key=lambda kv: _vkey(kv[0]), reverse=True):
-        view = doc_view({"releases": [dict(r, version=v)]})["releases"][v]
-        fams = sorted({platform_of(p) for p in view["pypi"]})
+    for rel in releases:
+        by_variant: dict[str, list[str]] = {}
+        for plat, pvar in rel.pypi_variant.items():
+            by_variant.setdefault(pvar.variant, []).append(_TINY.get(plat, plat))
+        pv = " · ".join(f"{v}: {' '.join(ps)}" for v, ps in by_variant.items())
+        idx = " ".join(
+            v + ("" if any(a.verified for a in rel.index[v].values()) else "?")
+            for v in sorted(rel.index, key=_variant_key)
+        )
+        comp = rel.companions
         rows.append(
             (
-                v,
-                view["requires_python"] or "",
-                " ".join(fams),
-                " ".join(sorted(view["variants"], key=_variant_key)),
+                str(rel.version),
+                rel.uploaded,
+                _python_range(rel.python),
+                pv or "-",
+                idx or "-",
+                f"{_companion_text(comp.get('torchvision'))} / "
+                f"{_companion_text(comp.get('torchaudio'))}",
             )
         )
-    print(render.table(("torch", "Python", "PyPI platforms", "index variants"), rows))
+    heads = ("torch", "uploaded", "Python", "PyPI (plain pip) builds", "PyTorch index",
+             "vision / audio")  # fmt: skip
+    print(render.table(heads, rows))
+    if verbose:
+        print()
+        print(style("Minimum NVIDIA driver per CUDA version", "bold"))
+        drows = []
+        for xy, c in sorted(m.cuda.items(), key=lambda kv: _vkey(kv[0])):
+            newest = c.updates[max(c.updates, key=lambda u: _vkey(u))]
+            drows.append(
+                (
+                    xy,
+                    c.mvc.for_os("linux")[1],
+                    newest.for_os("linux")[1],
+                    c.mvc.for_os("windows")[1],
+                    newest.for_os("windows")[1] + ("?" if newest.windows_confidence == "?" else ""),
+                )
+            )
+        print(render.table(("CUDA", "Linux floor", "Linux full", "Windows floor", "Windows full"),
+                           drows))  # fmt: skip
+        if m.nightly:
+            print()
+            print(style("Nightly (unverified, changes daily)", "bold"))
+            for plat, vs in m.nightly.items():
+                print(f"  {_SHORT.get(plat, plat)}: {' '.join(vs)}")
+    print()
+    print(
+        style(
+            "? = listed by a secondary source only, never recommended. Per release (arches, "
+            f"drivers): --torch {m.newest.series}; per variant: --variant cu126"
+            + ("" if verbose else "; driver table and nightly: -v"),
+            "dim",
+        )
+    )
     return int(ExitCode.OK)
+
+
+_DRIVER_HEAD = ("Linux driver", "Windows driver")
+
+
+def _row_cells(m: Any, row: dict[str, Any]) -> tuple[str, ...]:
+    plats = " ".join(
+        _SHORT.get(p, p) + ("" if a["verified"] else "?") for p, a in row["platforms"].items()
+    )
+    b = row.get("_build")
+    if b is None:
+        gpu = "-" if not row["variant"].startswith("cu") else "(no arch data)"
+        return (plats, "-", gpu, "-", "-", "-")
+    return (
+        plats,
+        str(b.toolkit),
+        " ".join(row["sass"]) or "-",
+        " ".join(row["ptx"]) or "-",
+        _driver_text(m, b, "linux")
+        if any(p.startswith("linux") for p in row["platforms"])
+        else "-",
+        _driver_text(m, b, "windows") if "windows_x86_64" in row["platforms"] else "-",
+    )
+
+
+def _print_release(m: Any, rel: Any, variant: str | None, style: Any, verbose: int) -> None:
+    from setup_env import render
+
+    print(
+        style(f"torch {rel.version}", "bold")
+        + f"  uploaded {rel.uploaded or '?'}; Requires-Python {rel.requires_python or '(any)'}; "
+        f"Python {' '.join(rel.python)}"
+    )
+    pv = ", ".join(f"{_SHORT.get(p, p)} {v.variant}" for p, v in rel.pypi_variant.items())
+    print(f"  plain `pip install torch` (PyPI): {pv or '(not recorded)'}")
+    floors = [f"{_SHORT.get(p, p)} glibc >= {v}" for p, v in rel.min_glibc.items()]
+    floors += [f"{_SHORT.get(p, p)} macOS >= {v}" for p, v in rel.min_macos.items()]
+    if floors:
+        print(f"  needs: {', '.join(floors)}")
+    for t in rel.traps:
+        print(style(f"  trap: {t.platform_tag} wheels need glibc >= {t.min_glibc}", "yellow")
+              + (f" ({t.note})" if t.note else ""))  # fmt: skip
+    comps = []
+    for name in ("torchvision", "torchaudio"):
+        c = rel.companions.get(name)
+        if c is None or (c.version is None and c.spec is None):
+            comps.append(f"{name} not recorded")
+        else:
+            pin = c.spec or f"=={c.version}"
+            comps.append(f"{name}{pin}" + (" (inferred)" if c.confidence == "I" else ""))
+    print(f"  companions: {', '.join(comps)}")
+    if verbose:
+        for name, c in rel.companions.items():
+            print(style(f"    {name}: [{c.confidence}] {c.source}", "dim"))
+    variants = [variant] if variant else sorted(rel.index, key=_variant_key)
+    rows, sources = [], []
+    for v in variants:
+        for row in _variant_rows(m, rel, v):
+            rows.append((v, *_row_cells(m, row)))
+            if row["build_source"]:
+                sources.append(f"{v} {' '.join(row['platforms'])}: {row['build_source']}")
+    print("  " + render.table(("variant", "platforms", "CUDA", "SASS", "PTX", *_DRIVER_HEAD),
+                              rows).replace("\n", "\n  "))  # fmt: skip
+    if verbose:
+        print(style(f"  release row: [{rel.confidence}] {rel.source}", "dim"))
+        for s in sources:
+            print(style(f"  arches {s}", "dim"))
+
+
+def _print_legend(style: Any) -> None:
+    print()
+    print(
+        style(
+            "SASS runs on GPUs of the same major and a minor >= it; PTX is JIT-compiled for newer"
+            " GPUs.\nDriver: >=floor runs through minor-version compatibility, full = the "
+            "toolkit's own minimum.\n? = not verified (a platform: never recommended; a Windows "
+            "driver: unconfirmed).",
+            "dim",
+        )
+    )
+
+
+# --- refresh -------------------------------------------------------------------------------------
+
+
+def _atomic_write(target: str, text: str) -> None:
+    import contextlib
+    import os
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(target))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".wheels-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _refresh(args: argparse.Namespace) -> int:
     import datetime
     import json
     import os
-    import tempfile
 
-    from setup_env import index, render
+    from setup_env import index, matrix, render
 
     quiet = getattr(args, "json", False) and not getattr(args, "verbose", 0)
     say = (lambda _m: None) if quiet else render.log
@@ -555,21 +1064,24 @@ def _refresh(args: argparse.Namespace) -> int:
         if bad:
             render.log(f"setup-env matrix refresh: not a variant name: {bad[0]!r}")
             return int(ExitCode.USAGE)
-    try:
-        base = _read_doc(_bundled_path())
-    except (OSError, ValueError) as exc:
-        render.log(f"setup-env matrix refresh: cannot read the bundled matrix: {exc}")
-        return int(ExitCode.USAGE)
-    bundled = doc_view(base)
-    if not variants:
-        variants = _default_variants(bundled)
     pypi_url = args.pypi_url or os.environ.get("SETUP_ENV_PYPI_URL") or index.DEFAULT_PYPI_URL
     index_url = args.index_url or os.environ.get("SETUP_ENV_INDEX_URL") or index.DEFAULT_INDEX_URL
     for u in (pypi_url, index_url):
-        if not u.startswith(("http://", "https://")):
-            render.log(f"setup-env matrix refresh: not an http(s) URL: {u!r}")
+        if not re.fullmatch(r"https?://[A-Za-z0-9.\-\[\]:]+(?:/[A-Za-z0-9._~%+/-]*)?", u):
+            render.log(f"setup-env matrix refresh: not a plain http(s) URL: {u!r}")
             return int(ExitCode.USAGE)
-    m = _matrix_module()
+    if args.timeout is not None and not 0 < args.timeout <= 600:
+        render.log("setup-env matrix refresh: --timeout must be between 0 and 600 seconds")
+        return int(ExitCode.USAGE)
+    try:
+        base = json.loads(matrix.BUNDLED_PATH.read_text(encoding="utf-8"))
+        matrix.parse(base, path=str(matrix.BUNDLED_PATH))
+    except (OSError, ValueError) as exc:  # MatrixError and JSONDecodeError are ValueErrors
+        render.log(f"setup-env matrix refresh: cannot read the bundled matrix: {exc}")
+        return int(ExitCode.UNEXAMINABLE)
+    bundled = doc_view(base)
+    if not variants:
+        variants = _default_variants(bundled)
     say(f"reading {pypi_url} and {index_url} ({len(variants)} variants)")
     snap = index.fetch_snapshot(
         pypi_url=pypi_url,
@@ -590,9 +1102,10 @@ def _refresh(args: argparse.Namespace) -> int:
         "rejected": len(rejected),
         "drift": changes,
         "written": None,
+        "in_use": None,
     }
 
-    def finish(code: int, message: str) -> int:
+    def finish(code: int, message: str, notes: tuple[str, ...] = ()) -> int:
         payload["message"] = message
         if getattr(args, "json", False):
             print(render.dumps(render.envelope("matrix", {"refresh": payload})))
@@ -600,7 +1113,10 @@ def _refresh(args: argparse.Namespace) -> int:
             for c in changes:
                 print(f"  drift: {c}")
             print(message)
-        if rejected and args.verbose:
+        for n in notes:
+            render.log(f"note: {n}")
+        verbose = bool(getattr(args, "verbose", 0))
+        if rejected and verbose:
             for line in rejected[:50]:
                 render.log(f"  rejected {line}")
         return code
@@ -621,31 +1137,30 @@ def _refresh(args: argparse.Namespace) -> int:
                 f"no drift in what was read, but {len(failed)} page(s) failed",
             )
         return finish(int(ExitCode.OK), "no drift: the bundled data matches the live indexes")
-    retrieved = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    retrieved = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     new = merge_view(base, live, retrieved, [pypi_url, index_url])
-    problems = m.validate(new)
+    problems = matrix.validate(new)
     if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return finish(
             int(ExitCode.CHECK_FAILED),
-            f"the live data did not validate ({problems[0]}); kept the bundled data",
+            f"the live data did not validate ({problems[0]}{more}); nothing written",
         )
-    target = args.output or str(m.user_matrix_path())
-    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=".wheels-", suffix=".json", dir=os.path.dirname(os.path.abspath(target))
-    )
+    target = args.output or str(matrix.user_matrix_path())
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(new, f, indent=1, sort_keys=False)
-            f.write("\n")
-        os.replace(tmp, target)
+        _atomic_write(target, json.dumps(new, indent=1) + "\n")
     except OSError as exc:
-        os.unlink(tmp)
-        return finish(int(ExitCode.USAGE), f"cannot write {target}: {exc}")
+        return finish(int(ExitCode.UNEXAMINABLE), f"cannot write {target}: {exc.strerror or exc}")
     payload["written"] = target
-    return finish(
-        int(ExitCode.OK), f"wrote {target} ({len(changes)} change(s) from the bundled data)"
-    )
+    partial = f"; {len(failed)} page(s) failed, their bundled rows kept" if failed else ""
+    msg = f"wrote {target} ({len(changes)} change(s) from the bundled data{partial})"
+    notes: tuple[str, ...] = ()
+    if not args.output:  # the copy setup-env will read from now on: say if it will not
+        in_use = matrix.load_matrix()
+        payload["in_use"] = in_use.path
+        if in_use.origin != "user":
+            notes = (*in_use.notes, f"setup-env keeps using {in_use.path} ({_origin_text(in_use)})")
+    return finish(int(ExitCode.OK), msg, notes)
 
 
 def _default_variants(bundled: dict[str, Any]) -> list[str]:
