@@ -67,7 +67,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 SCHEMA_VERSION = 1
@@ -86,6 +85,9 @@ SPEC_RE = re.compile(r"==\d{1,3}\.\d{1,3}\.(?:\d{1,3}|\*)")
 DRIVER_RE = re.compile(r"\d{3,4}(?:\.\d{1,3}){0,2}")
 ARCH_RE = re.compile(r"\d{1,2}\.\d")
 URL_RE = re.compile(r"https://[A-Za-z0-9.-]+(?:/[A-Za-z0-9._~-]+)*")
+REQUIRES_PYTHON_RE = re.compile(
+    r"(?:[<>=!~]=?\d+(?:\.\d+){0,2}(?:\.\*)?)(?:, ?[<>=!~]=?\d+(?:\.\d+){0,2}(?:\.\*)?)*"
+)
 DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -134,7 +136,7 @@ class Trap:
 class Release:
     version: Version
     uploaded: str
-    requires_python: SpecifierSet
+    requires_python: str  # ">=3.11" (packaging.specifiers is imported only when asked)
     python: tuple[str, ...]  # "3.11", "3.14t"
     pypi_files: Mapping[str, tuple[str, ...]]  # platform tag -> ("cp311-cp311", ...)
     pypi_variant: Mapping[str, PypiVariant]  # platform -> what plain PyPI serves
@@ -145,6 +147,14 @@ class Release:
     traps: tuple[Trap, ...] = ()
     confidence: str = "V"
     source: str = ""
+
+    def allows_python(self, version: str | Version) -> bool:
+        """Does Requires-Python admit this Python (``"3.10"``)?"""
+        if not self.requires_python:
+            return True
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet(self.requires_python).contains(str(version))
 
     @property
     def series(self) -> str:
@@ -379,9 +389,7 @@ def validate(doc: Any) -> list[str]:
         _check_row_meta(row, w, p)
         if not isinstance(row, Mapping):
             continue
-        try:
-            SpecifierSet(str(row.get("requires_python") or ""))
-        except InvalidSpecifier:
+        if not _version_ok(row.get("requires_python") or ">=3", REQUIRES_PYTHON_RE):
             p.append(f"{w}.requires_python: {row.get('requires_python')!r} is not a specifier")
         files = row.get("pypi_files")
         if not isinstance(files, Mapping):
@@ -535,7 +543,7 @@ def parse(doc: Any, path: str = "", origin: str = "bundled") -> Matrix:
             Release(
                 version=Version(rel),
                 uploaded=str(row.get("uploaded", "")),
-                requires_python=SpecifierSet(str(row.get("requires_python") or "")),
+                requires_python=str(row.get("requires_python") or ""),
                 python=tuple(row["python"]),
                 pypi_files={k: tuple(v) for k, v in row["pypi_files"].items()},
                 pypi_variant={

@@ -396,7 +396,7 @@ def _installable(rel: Release, t: _Target, via_pypi: bool) -> tuple[bool, str]:
 def _why_no_wheel(rel: Release, t: _Target) -> str:
     if t.python is not None:
         py = Version(f"{t.python.major}.{t.python.minor}")
-        if rel.requires_python and not rel.requires_python.contains(py):
+        if not rel.allows_python(py):
             return f"needs Python {rel.requires_python}"
         label = f"{py}{'t' if t.free_threaded else ''}"
         plat = t.platform or ""
