@@ -47,9 +47,60 @@ def _vtuple(text: Optional[str]) -> tuple[int, ...]:
     return tuple(int(p) for p in m.group(1).split(".")) if m else ()
 
 
+class _MatrixKnowledge:
+    """The doctor's view of a :class:`setup_env.matrix.Matrix` (the real, typed API)."""
+
+    def __init__(self, matrix: Any) -> None:
+        self.matrix = matrix
+
+    def driver_minimum(self, cuda: str, os_family: str) -> Optional[tuple[str, str]]:
+        got = self.matrix.driver_minimum(cuda, "windows" if os_family == "windows" else "linux")
+        return (str(got[0]), str(got[1])) if got else None
+
+    def wheel_arches(
+        self, torch_version: str, variant: str, platform: str
+    ) -> Optional[tuple[str, ...]]:
+        got = self.matrix.wheel_arches(torch_version, variant, platform)  # sm_XY / compute_XY
+        return tuple(got) if got else None
+
+    def companions(self, torch_version: str) -> Optional[dict[str, str]]:
+        """Exact versions where a source names one, else the release pattern (``0.29.*``) the
+        matrix pins the companion with."""
+        out: dict[str, str] = dict(self.matrix.companions(torch_version))
+        base = torch_version.split("+", 1)[0]
+        rel = self.matrix.release(base) if _vtuple(base) else None
+        for name, comp in rel.companions.items() if rel is not None else ():
+            if name not in out and comp.spec and comp.spec.startswith("=="):
+                out[name] = comp.spec[2:]
+        return out or None
+
+
+_LOADED: dict[tuple[str, str], Optional[_MatrixKnowledge]] = {}
+
+
+def matrix_knowledge() -> Optional[_MatrixKnowledge]:
+    """The wheel matrix in use (``setup_env.matrix.load_matrix()``: $SETUP_ENV_MATRIX, a refreshed
+    copy or the bundled data), loaded once per process and location; None when it can't be read
+    (the doctor still runs, knowing less)."""
+    import os
+
+    try:
+        from setup_env import matrix as matrix_mod
+    except ImportError:
+        return None
+    key = (os.environ.get(matrix_mod.ENV_VAR, ""), str(matrix_mod.user_matrix_path()))
+    if key not in _LOADED:
+        try:
+            _LOADED[key] = _MatrixKnowledge(matrix_mod.load_matrix())
+        except (matrix_mod.MatrixError, OSError, ValueError):
+            _LOADED[key] = None
+    return _LOADED[key]
+
+
 class Knowledge:
-    """What the doctor needs to know about wheels and drivers. The default reads the bundled
-    matrix; every method answers None when the data doesn't say."""
+    """What the doctor needs to know about wheels and drivers. The default reads the wheel matrix
+    in use (:func:`matrix_knowledge`); a test may hand in any object with the three methods.
+    Every method answers None when the data doesn't say."""
 
     def __init__(self, matrix: Any = None) -> None:
         self._matrix = matrix
@@ -58,43 +109,29 @@ class Knowledge:
     def _m(self) -> Any:
         if not self._loaded:
             self._loaded = True
-            try:
-                import importlib
-
-                matrix_mod = importlib.import_module("setup_env.matrix")
-
-                self._matrix = matrix_mod.load()
-            except Exception:  # no matrix: the doctor still runs, knowing less
-                self._matrix = None
+            self._matrix = matrix_knowledge()
         return self._matrix
 
     def driver_minimum(self, cuda: str, os_family: str) -> Optional[tuple[str, str]]:
         """(minor-version-compatibility floor, full-compatibility minimum) driver for a CUDA
         version (``"12.6"``) on ``os_family``, or None."""
-        m = self._m()
-        fn = getattr(m, "driver_minimum", None)
+        fn = getattr(self._m(), "driver_minimum", None)
         if fn is None:
             return None
         try:
             got = fn(cuda, os_family)
         except (KeyError, ValueError, LookupError):
             return None
-        if got is None:
-            return None
         if isinstance(got, tuple) and len(got) == 2:
             return (str(got[0]), str(got[1]))
-        floor = getattr(got, "mvc_floor", None) or getattr(got, "floor", None)
-        full = getattr(got, "full", None) or getattr(got, "minimum", None)
-        if floor and full:
-            return (str(floor), str(full))
         return None
 
     def wheel_arches(
         self, torch_version: str, variant: str, platform: str
     ) -> Optional[tuple[str, ...]]:
-        """The architectures compiled into a wheel (``("sm_75", "sm_80", "sm_90+PTX")``)."""
-        m = self._m()
-        fn = getattr(m, "wheel_arches", None)
+        """The architectures compiled into a wheel (``("sm_75", "sm_80", "compute_90")``; other
+        spellings ``"8.6"``, ``"9.0+PTX"``, ``"sm_90a"`` are understood too)."""
+        fn = getattr(self._m(), "wheel_arches", None)
         if fn is None:
             return None
         try:
@@ -104,9 +141,8 @@ class Knowledge:
         return tuple(str(a) for a in got) if got else None
 
     def companions(self, torch_version: str) -> Optional[dict[str, str]]:
-        """{"torchvision": "0.28.0", "torchaudio": "2.13.0"} for a torch release, or None."""
-        m = self._m()
-        fn = getattr(m, "companions", None)
+        """{"torchvision": "0.28.0", "torchaudio": "2.11.0"} (or "0.29.*") for a torch release."""
+        fn = getattr(self._m(), "companions", None)
         if fn is None:
             return None
         try:

@@ -406,3 +406,112 @@ def test_doctor_cli_unexaminable(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["doctor", "--facts", str(bad)]) == 3
     assert main(["doctor", "--root", str(tmp_path)]) == 3
     assert "Traceback" not in capsys.readouterr().err
+
+
+# --- with the real wheel matrix (setup_env/data/wheels.json through setup_env.matrix) ---------
+#
+# No hand-fed knowledge: Knowledge() loads the bundled matrix. Expected values are the primary
+# facts the matrix must carry (VERIFIED.md section 3 arch lists; NVIDIA's driver table).
+
+
+@pytest.fixture
+def real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Knowledge:
+    """Knowledge from the bundled matrix: no refreshed copy (cache under tmp_path), no override."""
+    from setup_env.doctor import matrix_knowledge
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("SETUP_ENV_MATRIX", raising=False)
+    loaded = matrix_knowledge()
+    assert loaded is not None and loaded.matrix.origin == "bundled"
+    return Knowledge()
+
+
+def test_real_matrix_cuda13_on_driver_570(real: Knowledge) -> None:
+    # torch 2.9.0+cu130 on 570.172.08 (a real report): CUDA 13.x needs R580 even with MVC.
+    f = only(
+        examine(report("linux-h100-cu130-driver570.txt"), knowledge=real), "cuda-newer-than-driver"
+    )
+    assert f.severity == "error" and f.details["min_driver"] == "580"
+    assert "CUDA 13.0 needs driver >= 580 (minor-version compatibility)" in " ".join(f.evidence)
+
+
+def test_real_matrix_windows_floor_differs_from_linux(real: Knowledge) -> None:
+    # A real Windows host, driver 526.47 (its own CUDA 12.0): a cu126 build needs >= 527.41 on
+    # Windows (Linux would do with 525.60.13). Only the table can say this: same CUDA major.
+    facts = with_torch(host("windows-geforce-526"), "2.14.1+cu126", "cu126", "12.6")
+    f = only(examine(facts, knowledge=real), "cuda-newer-than-driver")
+    assert f.details["min_driver"] == "527.41"
+    linux = replace(facts, os=replace(facts.os, family="linux"))
+    assert "cuda-newer-than-driver" not in codes(examine(linux, knowledge=real))
+
+
+def test_real_matrix_minor_version_compat_note(real: Knowledge) -> None:
+    # H100 on 590.48.01 (replayed host) with a cu132 build: 13.2 needs 595.x for full support.
+    facts = with_torch(host("ubuntu-h100-590"), "2.14.1+cu132", "cu132", "13.2")
+    findings = examine(facts, knowledge=real)
+    assert "cuda-newer-than-driver" not in codes(findings)
+    f = only(findings, "cuda-minor-version-compat")
+    assert f.severity == "info" and "needs driver >= 595." in (f.fix or "")
+
+
+def test_real_matrix_blackwell_on_cu126(real: Knowledge) -> None:
+    # The replayed RTX 5090 + RTX 4090 host with torch 2.9.1+cu126 (no sm_120 in cu126).
+    facts = with_torch(host("fedora-rtx5090-rtx4090-580"), "2.9.1+cu126", "cu126", "12.6")
+    f = only(examine(facts, PLAN_CU130, knowledge=real), "gpu-arch-not-in-wheel")
+    assert f.severity == "error"
+    assert "RTX 5090 (sm_120)" in f.title and "4090" not in f.title  # sm_89 runs sm_86 SASS
+    assert "sm_90" in f.evidence[0] and "sm_120" not in f.evidence[0]
+    assert f.command is not None and f.command.endswith(PLAN_CU130.command)
+    ok = with_torch(facts, "2.14.1+cu130", "cu130", "13.0")
+    assert not [c for c in codes(examine(ok, knowledge=real)) if c.startswith("gpu-arch")]
+
+
+def test_real_matrix_volta_on_cu130(real: Knowledge) -> None:
+    # CUDA 13 dropped sm_70 (VERIFIED.md section 3: 2.14.1+cu130 starts at sm_75).
+    facts = with_gpu(host("ubuntu-h100-590"), "Tesla V100-SXM2-16GB", None, driver="590.48.01")
+    facts = with_torch(facts, "2.14.1+cu130", "cu130", "13.0")
+    f = only(examine(facts, knowledge=real), "gpu-arch-not-in-wheel")
+    assert "sm_70" in f.title
+    cu126 = with_torch(facts, "2.14.1+cu126", "cu126", "12.6")
+    assert "gpu-arch-not-in-wheel" not in codes(examine(cu126, knowledge=real))
+
+
+def test_real_matrix_aarch64_cu130_starts_at_sm80(real: Knowledge) -> None:
+    facts = with_gpu(host("ubuntu-h100-590"), "NVIDIA T4G", "7.5", driver="590.48.01")
+    facts = with_torch(facts, "2.14.1+cu130", "cu130", "13.0")
+    assert "gpu-arch-not-in-wheel" not in codes(examine(facts, knowledge=real))  # x86_64 has sm_75
+    arm = replace(facts, cpu=replace(facts.cpu, architecture="aarch64"))
+    assert "gpu-arch-not-in-wheel" in codes(examine(arm, knowledge=real))
+
+
+def test_real_matrix_companion_version(real: Knowledge) -> None:
+    # This machine (torch 2.13.0+cpu) with a torchvision of another release.
+    facts = host("debian12-nogpu-cuda13toolkit")
+    vision = InstalledPackage("torchvision", "0.26.0+cpu", variant="cpu", installer="pip")
+    f = only(
+        examine(replace(facts, packages=(*facts.packages, vision)), knowledge=real),
+        "companion-version-mismatch",
+    )
+    assert "expects 0.28.0" in f.title and f.severity == "error"
+    right = replace(vision, version="0.28.0+cpu")
+    assert "companion-version-mismatch" not in codes(
+        examine(replace(facts, packages=(*facts.packages, right)), knowledge=real)
+    )
+
+
+def test_real_matrix_companion_from_the_release_pattern(real: Knowledge) -> None:
+    # torch 2.14.1: no source names its torchvision; the matrix pins ==0.29.* (minor + 15).
+    facts = with_torch(host("debian12-nogpu-cuda13toolkit"), "2.14.1+cpu", "cpu")
+    vision = InstalledPackage("torchvision", "0.28.0+cpu", variant="cpu", installer="pip")
+    f = only(
+        examine(replace(facts, packages=(*facts.packages, vision)), knowledge=real),
+        "companion-version-mismatch",
+    )
+    assert "expects 0.29.*" in f.title and "torchvision==0.29.*" in (f.fix or "")
+
+
+def test_real_matrix_unknown_release_says_nothing(real: Knowledge) -> None:
+    # A build the data has no row for (a nightly): no arch or companion guess.
+    facts = with_torch(host("fedora-rtx5090-rtx4090-580"), "2.16.0.dev20261201+cu126", "cu126")
+    found = codes(examine(facts, knowledge=real))
+    assert "gpu-arch-not-in-wheel" not in found and "companion-version-mismatch" not in found
