@@ -58,8 +58,7 @@ def derive_tags(
     """The most specific tags (this interpreter and ABI, every platform) from plain facts.
 
     The same order as ``packaging.tags.cpython_tags`` for the interpreter's own ABI: one tag per
-    platform, platforms most specific first. packaging is imported for macOS only (its
-    ``mac_platforms`` table of versions and fat binaries is not worth repeating here).
+    platform, platforms most specific first.
     """
     parts = [int(p) for p in re.findall(r"\d+", version)[:2]]
     if implementation != "cpython" or len(parts) < 2:
@@ -72,9 +71,7 @@ def derive_tags(
         if not mac:
             return []
         mac_arch = "x86_64" if machine == "x86_64" else "arm64"
-        from packaging import tags
-
-        platforms = list(tags.mac_platforms((mac[0], mac[1] if len(mac) > 1 else 0), mac_arch))
+        platforms = mac_platforms(mac[0], mac[1] if len(mac) > 1 else 0, mac_arch)
     elif system == "windows":
         plat = _WINDOWS_PLATFORMS.get(machine.lower())
         if plat is None:
@@ -85,6 +82,24 @@ def derive_tags(
     interpreter = f"cp{parts[0]}{parts[1]}"
     abi = interpreter + ("t" if free_threaded else "")
     return [f"{interpreter}-{abi}-{platform}" for platform in platforms]
+
+
+def mac_platforms(major: int, minor: int, arch: str) -> list[str]:
+    """macOS platform tags, newest first, for the architectures wheels are built for.
+
+    The order packaging.tags.mac_platforms uses (11+ counts by major, 10.x by minor, and an
+    x86_64 interpreter on 11+ still takes 10.x wheels), keeping only the native arch and
+    ``universal2``: the legacy i386/fat/intel tags are never on a torch wheel, and their exact
+    spelling has changed between packaging releases.
+    """
+    versions = [(m, 0) for m in range(major, 10, -1)] if major >= 11 else []
+    versions += [(10, m) for m in range(minor if major == 10 else 16, 3, -1)]
+    out: list[str] = []
+    for ma, mi in versions:
+        if arch == "x86_64" or ma >= 11:  # no arm64 wheel claims macOS 10.x
+            out.append(f"macosx_{ma}_{mi}_{arch}")
+        out.append(f"macosx_{ma}_{mi}_universal2")
+    return out
 
 
 def detect(
