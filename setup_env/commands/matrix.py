@@ -523,8 +523,9 @@ def merge_view(
       (no ``pypi_variant``: PyPI filenames don't say which build plain pip serves; no arch data).
     * A variant page read: that variant's ``index`` rows become exactly the platforms the page
       lists for each release (verified), rows the page lacks are dropped; a 404 drops the variant.
-    * torchvision read: ``companion_files.torchvision`` is replaced; a companion no source
-      names yet gets the ``==0.X.*`` pattern when PyPI has such a torchvision.
+    * torchvision read: ``companion_files.torchvision`` rows of the releases listed are
+      replaced (others kept: a mirror may hold a subset); a companion no source names yet gets
+      the ``==0.X.*`` pattern when PyPI has such a torchvision.
 
     ``sources`` is ``[pypi_url, index_url]``. Everything else (arch lists, driver table, traps,
     sourced companions) is kept. The caller validates the result with ``matrix.validate``.
@@ -612,13 +613,17 @@ def merge_view(
 
     files_by_release = (live.get("companion_files") or {}).get("torchvision")
     if "torchvision" in live["read"]["pypi"] and files_by_release:
+        old = (doc.get("companion_files") or {}).get("torchvision") or {}
+        merged = dict(old)  # releases a mirror doesn't list keep their bundled rows
+        merged.update(
+            (rel, files)
+            for rel, files in files_by_release.items()
+            if RELEASE_RE.fullmatch(rel) and Version(rel) >= Version("0.14")
+        )
         new["companion_files"] = {
-            "torchvision": {
-                rel: files
-                for rel, files in files_by_release.items()
-                if RELEASE_RE.fullmatch(rel) and Version(rel) >= Version("0.14")
-            },
-            "source": f"{pypi_url.rstrip('/')}/torchvision/ ({when})",
+            "torchvision": dict(sorted(merged.items(), key=lambda kv: _vkey(kv[0]))),
+            "source": f"{pypi_url.rstrip('/')}/torchvision/ ({when}); "
+            f"on top of: {(doc.get('companion_files') or {}).get('source', 'the bundled data')}",
         }
 
     new["releases"] = dict(sorted(releases.items(), key=lambda kv: _vkey(kv[0])))
@@ -835,7 +840,7 @@ def show_payload(m: Any, torch: str | None = None, variant: str | None = None) -
 def _origin_text(m: Any) -> str:
     words: dict[str, str] = {
         "bundled": "bundled with setup-env",
-        "user": "refreshed copy (setup-env matrix refresh)",
+        "user": "refreshed copy",
         "env": "from $SETUP_ENV_MATRIX",
         "explicit": "--file",
     }
@@ -1037,6 +1042,7 @@ def _atomic_write(target: str, text: str) -> None:
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".wheels-", suffix=".json", dir=folder)
     try:
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the copy from other readers
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
