@@ -126,7 +126,9 @@ def test_pep691_real_torch_answer() -> None:
         {w.release for w in listing.wheels}, key=lambda v: tuple(map(int, v.split(".")))
     )
     assert releases == ["2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1", "2.15.0"]
-    by = {(w.release, p): set() for w in listing.wheels for p in w.platforms}
+    by: dict[tuple[str, str], set[str]] = {
+        (w.release, p): set() for w in listing.wheels for p in w.platforms
+    }
     for w in listing.wheels:
         for p in w.platforms:
             by[(w.release, p)].update(w.interpreters)
