@@ -366,7 +366,8 @@ def _driver_findings(
     if not cuda or nvidia is None or not (nvidia.driver_version or nvidia.cuda_driver_version):
         return []
     driver = nvidia.driver_version
-    need = know.driver_minimum(cuda, facts.os.family)
+    # Under WSL2 the driver is the Windows host's: judge it by the Windows minimums.
+    need = know.driver_minimum(cuda, "windows" if facts.os.wsl else facts.os.family)
     too_old = False
     evidence = [f"torch {torch.version} is built with CUDA {cuda}"]
     if nvidia.cuda_driver_version:
