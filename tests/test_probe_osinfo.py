@@ -187,3 +187,29 @@ def test_windows_build(tmp_path: Path) -> None:
     )
     info, _ = osinfo.detect(host)
     assert (info.family, info.windows_build, info.distro_id) == ("windows", "10.0.22631", None)
+
+
+def test_legacy_release_file_without_os_release_goes_through_distro(tmp_path: Path) -> None:
+    # CentOS 6 has no os-release; /etc/centos-release (and redhat-release, a link to it) read
+    # exactly this on CentOS 6.10.
+    release = "CentOS release 6.10 (Final)\n"
+    host = make_replay(
+        tmp_path,
+        _linux_doc(),
+        {"/etc/centos-release": release, "/etc/redhat-release": release},
+    )
+    info, _ = osinfo.detect(host)
+    assert (info.distro_id, info.distro_version) == ("centos", "6.10")
+    assert info.sources["distro_id"] == "distro:/etc/*-release"
+
+
+def test_os_release_ids_normalised_like_distro(tmp_path: Path) -> None:
+    # Oracle Linux 8's os-release (ID="ol"); distro reports it as "oracle", and so do we.
+    text = 'NAME="Oracle Linux Server"\nVERSION="8.9"\nID="ol"\nVERSION_ID="8.9"\n'
+    text += 'PRETTY_NAME="Oracle Linux Server 8.9"\n'
+    info, _ = osinfo.detect(make_replay(tmp_path, _linux_doc(), {"/etc/os-release": text}))
+    assert (info.distro_id, info.distro_name, info.distro_version) == (
+        "oracle",
+        "Oracle Linux Server 8.9",
+        "8.9",
+    )
