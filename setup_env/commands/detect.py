@@ -47,22 +47,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from setup_env import render
+    from setup_env.commands._source import SourceError, open_host
     from setup_env.probe.detect import detect
-    from setup_env.probe.host import Host, LiveHost, ReplayError, ReplayHost
 
-    host: Host
-    if args.root:
-        try:
-            host = ReplayHost(args.root)
-        except ReplayError as exc:
-            message = f"setup-env detect: cannot examine {args.root}: {exc}"
-            if args.json:
-                doc = {"code": "unexaminable", "message": str(exc)}
-                print(render.dumps(render.envelope("error", doc)))
-            print(message, file=sys.stderr)
-            return int(ExitCode.UNEXAMINABLE)
-    else:
-        host = LiveHost()
+    try:
+        host = open_host(args.root)
+    except SourceError as exc:
+        if args.json:
+            doc = {"code": "unexaminable", "message": str(exc)}
+            print(render.dumps(render.envelope("error", doc)))
+        print(f"setup-env detect: {exc}", file=sys.stderr)
+        return int(ExitCode.UNEXAMINABLE)
     facts = detect(host, cloud_metadata=args.cloud_metadata)
     if args.json:
         print(render.dumps(render.envelope("facts", facts)))

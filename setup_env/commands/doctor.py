@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env.commands._source import SourceError
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
@@ -40,35 +40,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class Unexaminable(Exception):
-    """The machine or facts named on the command line can't be read."""
+# The facts source could not be read (check.py catches it under this name).
+Unexaminable = SourceError
 
 
 def load_facts(root: Optional[str], facts_file: Optional[str] = None) -> tuple[Facts, str]:
     """Facts from ``--facts FILE``, a replayed ``--root DIR``, or this machine; and a label."""
-    from setup_env.facts import Facts, FactsError
+    from setup_env.commands._source import open_host, read_facts_file
 
     if facts_file:
-        try:
-            with open(facts_file, encoding="utf-8") as fh:
-                text = fh.read(20_000_000)
-        except OSError as exc:
-            raise Unexaminable(f"cannot read {facts_file}: {exc.strerror or exc}") from exc
-        try:
-            return Facts.from_json(text), facts_file
-        except FactsError as exc:
-            raise Unexaminable(f"{facts_file} is not a facts document: {exc}") from exc
+        return read_facts_file(facts_file), facts_file
     from setup_env.probe.detect import detect
-    from setup_env.probe.host import Host, LiveHost, ReplayError, ReplayHost
 
-    host: Host
-    if root:
-        try:
-            host = ReplayHost(Path(root))
-        except ReplayError as exc:
-            raise Unexaminable(f"cannot examine {root}: {exc}") from exc
-    else:
-        host = LiveHost()
+    host = open_host(root)
     return detect(host), host.label
 
 

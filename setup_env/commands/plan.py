@@ -86,7 +86,8 @@ def _fail(args: argparse.Namespace, exc: _BadInput) -> int:
 
 
 def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
-    from setup_env.facts import Facts, FactsError
+    from setup_env.commands._source import SourceError, open_host, read_facts_file
+    from setup_env.facts import Facts
     from setup_env.plan import PlanError, spec_facts
 
     spec_given = [f for f in SPEC_FLAGS if getattr(args, f)]
@@ -95,14 +96,9 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
         if args.os or spec_given or args.root:
             raise _BadInput("--facts can't be combined with --os/--gpu/... or --root")
         try:
-            with open(args.facts, encoding="utf-8") as fh:
-                text = fh.read(20_000_000)
-        except OSError as exc:
-            raise _BadInput(f"cannot read {args.facts}: {exc.strerror or exc}") from exc
-        try:
-            return Facts.from_json(text), f"facts file {args.facts}"
-        except FactsError as exc:
-            raise _BadInput(f"{args.facts} is not a facts document: {exc}") from exc
+            return read_facts_file(args.facts), f"facts file {args.facts}"
+        except SourceError as exc:
+            raise _BadInput(str(exc)) from exc
     if args.os:
         if args.root:
             raise _BadInput("--root can't be combined with --os (a spec)")
@@ -131,16 +127,12 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
     if args.python:
         raise _BadInput("--python describes another machine: add --os (what-if mode)")
     from setup_env.probe.detect import detect
-    from setup_env.probe.host import Host, LiveHost, ReplayError, ReplayHost
 
-    host: Host
-    if args.root:
-        try:
-            host = ReplayHost(args.root)
-        except ReplayError as exc:
-            raise _BadInput(f"cannot examine {args.root}: {exc}", ExitCode.UNEXAMINABLE) from exc
-        return detect(host), f"captured machine {args.root}"
-    return detect(LiveHost()), "this machine"
+    try:
+        host = open_host(args.root)
+    except SourceError as exc:
+        raise _BadInput(str(exc), ExitCode.UNEXAMINABLE) from exc
+    return detect(host), f"captured machine {args.root}" if args.root else "this machine"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,44 @@
+"""Where a command's facts come from: a facts file (``--facts``), a captured machine
+(``--root DIR``), or this machine. Shared by detect, plan, doctor and check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from setup_env.facts import Facts
+    from setup_env.probe.host import Host
+
+MAX_FACTS_FILE = 20_000_000  # a facts document is a few KiB; anything this big is not one
+
+
+class SourceError(Exception):
+    """The facts file or captured machine named on the command line can't be read."""
+
+
+def read_facts_file(path: str) -> Facts:
+    """The facts of ``setup-env detect --json`` (envelope or bare) read from ``path``."""
+    from setup_env.facts import Facts, FactsError
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(MAX_FACTS_FILE)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    try:
+        return Facts.from_json(text)
+    except FactsError as exc:
+        raise SourceError(f"{path} is not a facts document: {exc}") from exc
+
+
+def open_host(root: Optional[str]) -> Host:
+    """A replay of the captured folder ``root``, or this machine when ``root`` is None."""
+    from setup_env.probe.host import LiveHost, ReplayError, ReplayHost
+
+    if not root:
+        return LiveHost()
+    try:
+        return ReplayHost(Path(root))
+    except ReplayError as exc:
+        raise SourceError(str(exc)) from exc
