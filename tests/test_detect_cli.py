@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (whole expected lines are clearer unwrapped)
 """`setup-env detect` in-process: whole JSON documents, exit codes, the readable summary."""
 
 from __future__ import annotations
@@ -52,10 +51,7 @@ def test_not_a_capture_exits_3_with_an_error_document(
             "message": f"{tmp_path} is not a captured machine: no host.json",
         },
     }
-    assert (
-        err
-        == f"setup-env detect: {tmp_path} is not a captured machine: no host.json\n"
-    )
+    assert err == f"setup-env detect: {tmp_path} is not a captured machine: no host.json\n"
     code, out, err = run(capsys, "detect", "--root", str(tmp_path / "missing"))
     assert (code, out) == (3, "")
     assert "Traceback" not in err
