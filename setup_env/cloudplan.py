@@ -76,6 +76,18 @@ class CloudAdvice:
             elif branch:
                 line += f"; the image's R{branch} driver is new enough"
             out.append(line)
+            wanted = _major(plan.min_driver)
+            if (
+                self.driver_route == "ubuntu-drivers"
+                or any("ubuntu-drivers" in x for x in self.lines)
+            ) and wanted > int(UBUNTU_SERVER_BRANCH):
+                # The route above names the current server branch; say what it means for this
+                # wheel instead of leaving two driver numbers side by side.
+                out.append(
+                    f"ubuntu-drivers' {UBUNTU_SERVER_BRANCH}-server branch runs this wheel only "
+                    f"through CUDA minor-version compatibility; for the full minimum install "
+                    f"branch {wanted} or newer where offered (`ubuntu-drivers list --gpgpu`)"
+                )
         if variant == "cpu" and self.gpu and self.gpu_count:
             out.append(
                 f"the plan is the CPU wheel: no PyTorch GPU build fits {self.gpu} on "

@@ -273,3 +273,19 @@ def test_expert_answer(case: tuple[Any, ...]) -> None:
     if plan.variant.startswith("cu"):
         assert plan.min_driver
         assert f"needs NVIDIA driver >= {plan.min_driver}" in advice.plan_lines(plan)[0]
+
+
+def test_ubuntu_drivers_route_explains_a_wheel_newer_than_its_branch() -> None:
+    _, advice = what_if(
+        "--cloud", "aws", "--instance-type", "p5.48xlarge", "--image", "ubuntu-24.04"
+    )
+    assert any("ubuntu-drivers" in line for line in advice.lines)
+    newer = advice.plan_lines(
+        Plan(status="ok", torch_version="2.15.0", variant="cu132", min_driver="595.71.05")
+    )
+    assert any("only through CUDA minor-version compatibility" in x for x in newer)
+    assert any("branch 595 or newer" in x for x in newer)
+    within = advice.plan_lines(
+        Plan(status="ok", torch_version="2.14.1", variant="cu130", min_driver="580.95.05")
+    )
+    assert not any("minor-version" in x for x in within)
