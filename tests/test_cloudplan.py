@@ -13,6 +13,7 @@ from packaging.version import Version
 from setup_env import cloud_catalog, cloudplan
 from setup_env.cloudplan import CloudPlanError
 from setup_env.facts import CloudInfo, Facts, Gpu, NvidiaInfo, OSInfo, PythonInfo
+from setup_env.plan import Plan
 
 LOCAL = Facts(python=PythonInfo(version="3.12.7", machine="x86_64"))
 
@@ -154,8 +155,6 @@ def test_detected_cloud_without_instance_type() -> None:
 
 
 def test_plan_lines_use_the_plans_min_driver() -> None:
-    from setup_env.plan import Plan
-
     _, advice = what_if(
         "--cloud", "aws", "--instance-type", "g5.xlarge", "--image", "dlami-ubuntu-24.04"
     )
