@@ -197,7 +197,10 @@ _RECORD_SCRIPT = """
 import json, sys
 extra = sys.argv[1:]
 sys.path[0:0] = extra
-import packaging.tags
+try:
+    import packaging.tags  # this side's packaging may be too new for that Python: then
+except Exception:  # the record derives tags without it (glibc Linux) or leaves them empty
+    pass
 from setup_env.probe import host
 del sys.path[0:len(extra)]
 print(json.dumps(host.live_interpreter()))

@@ -288,7 +288,10 @@ def most_specific_tags() -> list[str]:
                 "glibc",
                 version,
             )
-    from packaging import tags  # imported here: ~15 ms, only when the interpreter is examined
+    try:
+        from packaging import tags  # imported here: ~15 ms, only when the interpreter is examined
+    except Exception:
+        return []
 
     out: list[str] = []
     first: tags.Tag | None = None
