@@ -32,8 +32,6 @@ catalogue by name (``setup_env.gpus.lookup``).
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
@@ -248,6 +246,9 @@ def parse_query_csv(
         header = [re.sub(r"\s*\[.*\]$", "", h.strip()) for h in lines[0].split(",")]
         fields, lines = header, lines[1:]
     rows: list[dict[str, Optional[str]]] = []
+    import csv  # here, not at the top: only a machine with nvidia-smi pays for it
+    import io
+
     for n, cells in enumerate(csv.reader(io.StringIO("\n".join(lines)), skipinitialspace=True)):
         if len(cells) != len(fields):
             problems.append(f"row {n + 1}: {len(cells)} values for {len(fields)} fields")
