@@ -49,6 +49,7 @@ SOURCES: dict[str, str] = {
     "T4": "https://www.nvidia.com/en-us/data-center/tesla-t4/",
     "A10": "https://www.nvidia.com/en-us/data-center/products/a10-gpu/",
     "A10G": "https://aws.amazon.com/ec2/instance-types/g5/",
+    "T4G": "https://aws.amazon.com/ec2/instance-types/g5g/",
     "A30": "https://www.nvidia.com/en-us/data-center/products/a30-gpu/",
     "A40": "https://www.nvidia.com/en-us/data-center/a40/",
     "A100": "https://www.nvidia.com/en-us/data-center/a100/",
@@ -197,6 +198,9 @@ gpu("V100S-PCIE-32GB",  "Tesla V100S-PCIE-32GB",          "7.0", DC,  32,   None
     ["CC", "V100"], ("V100S",))
 gpu("T4",               "Tesla T4",                       "7.5", DC,  16,   None,   8.1,  320,
     ["CC", "T4"], ("T4", "NVIDIA T4"))
+gpu("T4G",              "NVIDIA T4G",                     "7.5", DC,  16,   None,   None, None,
+    ["CC", "T4G"], ("T4G",),
+    note="AWS-only T4 for Graviton2 (g5g); AWS publishes memory, not peaks")
 gpu("A10",              "NVIDIA A10",                     "8.6", DC,  24,   125.0,  31.2, 600,
     ["CC", "A10"], ("A10",))
 gpu("A10G",             "NVIDIA A10G",                    "8.6", DC,  24,   None,   None, None,

@@ -120,9 +120,8 @@ def test_vgpu_slice_counts_as_one() -> None:
 
 def test_gpu_names_resolve_in_the_gpu_catalogue() -> None:
     """Every NVIDIA GPU named here is a model of setup_env.gpus, with the same cc."""
-    gpus = pytest.importorskip("setup_env.gpus", reason="the GPU catalogue has not landed yet")
-    if not gpus.DATA_PATH.exists():
-        pytest.skip("the GPU catalogue's data file has not landed yet")
+    from setup_env import gpus
+
     wrong = []
     for g in CAT.gpus.values():
         if g.vendor != "nvidia":
@@ -134,12 +133,7 @@ def test_gpu_names_resolve_in_the_gpu_catalogue() -> None:
             or model.compute_capability != g.compute_capability
         ):
             wrong.append((g.name, model and (model.match, model.compute_capability)))
-    # Known gap, reported to the GPU catalogue's owner: it has no T4G row yet. When it gains one,
-    # this assertion fails: remove the name from KNOWN_MISSING.
-    assert sorted(name for name, _ in wrong) == sorted(KNOWN_MISSING)
-
-
-KNOWN_MISSING = ("NVIDIA T4G",)
+    assert wrong == []
 
 
 def test_load_is_fast() -> None:
