@@ -9,7 +9,7 @@ import pytest
 from test_probe_host import make_replay
 
 from setup_env.facts import Facts
-from setup_env.probe import cloud, detect, rocm
+from setup_env.probe import cloud, detect, nvidia, rocm
 from setup_env.probe.host import ReplayHost
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
@@ -34,9 +34,9 @@ def test_a_crash_in_a_threaded_probe_is_contained(monkeypatch: pytest.MonkeyPatc
         raise KeyError("metadata")
 
     monkeypatch.setattr(cloud, "detect", boom)
-    facts = detect.detect(ReplayHost(HOSTS / "debian12-nogpu-cuda13toolkit"))
+    facts = detect.detect(ReplayHost(HOSTS / "linux-aws-g5-nitro-nodriver"))
     assert [n.source for n in facts.notes if n.code == "probe-crashed"] == ["cloud"]
-    assert facts.toolkits and facts.packages
+    assert facts.os.family == "linux" and facts.notes[-1].severity == "error"
 
 
 def test_cloud_metadata_flag_and_env_override(
@@ -49,16 +49,42 @@ def test_cloud_metadata_flag_and_env_override(
         return None, []
 
     monkeypatch.setattr(cloud, "detect", fake)
-    host = make_replay(tmp_path / "a", {"interpreter": {"system": "Linux"}})
+    dmi = {"/sys/class/dmi/id/sys_vendor": "Amazon EC2\n"}
+    host = make_replay(tmp_path / "a", {"interpreter": {"system": "Linux"}}, dmi)
     detect.detect(host)
     detect.detect(host, cloud_metadata=True)
     env_host = make_replay(
         tmp_path / "b",
         {"interpreter": {"system": "Linux"}, "env": {"SETUP_ENV_CLOUD_METADATA": "0"}},
+        dmi,
     )
     detect.detect(env_host)
     detect.detect(env_host, cloud_metadata=True)  # the flag beats the variable
     assert seen == [None, True, False, True]
+
+
+def test_no_dmi_and_no_nvidia_trace_skip_those_probes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # This CI image: Linux, no /sys/class/dmi/id, no NVIDIA files: neither probe is even imported,
+    # unless the metadata service is asked for by name.
+    called: list[str] = []
+    monkeypatch.setattr(
+        cloud, "detect", lambda host, metadata=None: called.append("cloud") or (None, [])
+    )
+    monkeypatch.setattr(nvidia, "detect", lambda host: called.append("nvidia") or (None, []))
+    host = make_replay(tmp_path, {"interpreter": {"system": "Linux"}})
+    facts = detect.detect(host)
+    assert called == [] and facts.cloud is None and facts.nvidia is None
+    detect.detect(host, cloud_metadata=True)
+    assert called == ["cloud"]
+    seen_smi = make_replay(
+        tmp_path / "smi",
+        {"interpreter": {"system": "Linux"}, "which": {"nvidia-smi": "/usr/bin/nvidia-smi"}},
+    )
+    called.clear()
+    detect.detect(seen_smi)
+    assert called == ["nvidia"]
 
 
 def test_skipping_probes(tmp_path: Path) -> None:
