@@ -18,6 +18,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 DETECT = [sys.executable, "-m", "setup_env", "detect", "--json"]
@@ -25,14 +26,27 @@ COLLECT_ENV = [sys.executable, "-m", "torch.utils.collect_env"]
 BARE = [sys.executable, "-c", "pass"]
 
 
-def once(argv: list[str], timeout: float = 120) -> float:
+def timed_run(
+    argv: list[str], timeout: float = 120, env: dict[str, str] | None = None
+) -> tuple[float, int]:
+    """Wall time of one whole process. Not subprocess.run(timeout=...): its wait polls with
+    sleeps growing to 50 ms, which rounds every measurement up to that schedule; a blocking
+    wait with a watchdog timer measures to the microsecond."""
     start = time.perf_counter()
-    proc = subprocess.run(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout, check=False
-    )
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    watchdog = threading.Timer(timeout, proc.kill)
+    watchdog.start()
+    try:
+        code = proc.wait()
+    finally:
+        watchdog.cancel()
+    return time.perf_counter() - start, code
+
+
+def once(argv: list[str], timeout: float = 120) -> float:
+    elapsed, code = timed_run(argv, timeout)
+    if code != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {code}")
     return elapsed
 
 

@@ -15,10 +15,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from bench_detect import timed_run  # same folder: the one precise whole-process timer
 
 PLAN = [sys.executable, "-m", "setup_env", "plan", "--json"]
 SPEC = [*PLAN, "--os", "linux", "--python", "3.12", "--gpu", "H100", "--driver", "535.104.05"]
@@ -29,13 +30,9 @@ ENV = dict(os.environ)
 
 
 def once(argv: list[str]) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, env=ENV
-    )
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
+    elapsed, code = timed_run(argv, 120, ENV)
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} exited {code}")
     return elapsed
 
 
