@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _datafile import write_or_check  # scripts/ is on sys.path when run
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "setup_env" / "data" / "cloud_instances.json"
 SCHEMA_VERSION = 1
@@ -1094,20 +1096,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the JSON is out of date")
     args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
-        if current != text:
-            print(
-                f"{OUT.relative_to(ROOT)} is out of date: run scripts/build_cloud.py",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}")
-    return 0
+    return write_or_check(OUT, render(), "scripts/build_cloud.py", args.check)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from _datafile import write_or_check  # scripts/ is on sys.path when run
 from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
@@ -655,17 +656,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.reference / "captures" / "pypi-simple-torch.json").is_file():
         print(f"build_matrix: no captures under {args.reference}", file=sys.stderr)
         return 2
-    text = dump(generate(args.reference))
-    if args.check:
-        current = args.out.read_text() if args.out.exists() else ""
-        if current != text:
-            print(f"build_matrix: {args.out} differs from what the sources give", file=sys.stderr)
-            return 1
-        print(f"build_matrix: {args.out} is up to date")
-        return 0
-    args.out.write_text(text)
-    print(f"build_matrix: wrote {args.out} ({len(text)} bytes)")
-    return 0
+    return write_or_check(
+        args.out, dump(generate(args.reference)), "scripts/build_matrix.py", args.check
+    )
 
 
 if __name__ == "__main__":
