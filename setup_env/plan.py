@@ -1196,6 +1196,15 @@ def _interpreter_fixes(ctx: _Ctx, newest: Release, why: str) -> None:
 
 def _nothing_installable(ctx: _Ctx, rels: list[Release], why_not: dict[str, str]) -> Plan:
     newest = rels[0]
+    if ctx.t.python is None and not ctx.t.tags:
+        # Facts from a partial capture or report: no interpreter to match wheels against.
+        ctx.fix(
+            1,
+            "name-python",
+            "say which Python will install torch: run `setup-env plan` on that machine, or plan "
+            f"for it with `setup-env plan --os {ctx.t.os or 'linux'} --python 3.12 ...`",
+        )
+        return _none(ctx, "these facts name no Python interpreter, so no wheel can be matched")
     _interpreter_fixes(ctx, newest, why_not.get(str(newest.version), ""))
     if ctx.options.torch:
         # a pin that doesn't install: say what would
