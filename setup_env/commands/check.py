@@ -166,7 +166,7 @@ def _summary_lines(facts: Facts, plan: Optional[Plan], style: Style) -> list[str
     if facts.os.macos_version:
         os_text = f"macOS {facts.os.macos_version}"
     py = facts.python
-    lines.append(f"machine   {os_text}, Python {py.version} ({py.machine or '?'})")
+    lines.append(f"machine   {os_text}, Python {py.version or 'unknown'} ({py.machine or '?'})")
     gpus = facts.gpus
     if gpus:
         lines.append("GPU       " + ", ".join(f"{g.index}: {g.name}" for g in gpus))
