@@ -281,6 +281,7 @@ def facts():  # type: ignore[no-untyped-def]
     return detect(LiveHost())
 
 
+@pytest.mark.torch
 def test_installed_vs_planned_on_real_facts(facts) -> None:  # type: ignore[no-untyped-def]
     torch = facts.package("torch")
     if torch is None:
@@ -442,6 +443,7 @@ def test_no_terminal_and_no_yes_refuses(venv: Path, capsys: pytest.CaptureFixtur
     assert "--yes" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.torch
 def test_refuses_to_replace_a_working_torch(capsys: pytest.CaptureFixture[str]) -> None:
     # The test interpreter has a working torch (CI installs 2.13.0+cpu). Ask for a different
     # build and the command must refuse, say what it would change, and install nothing.
