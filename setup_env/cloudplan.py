@@ -145,7 +145,7 @@ def apply(args: argparse.Namespace, facts: Facts) -> tuple[Facts, CloudAdvice | 
         if image_key is not None:
             raise CloudPlanError("--image needs --instance-type (and --cloud)")
         if facts.cloud is not None and facts.cloud.provider:
-            return facts, advice_for_detected(facts)
+            return with_expected_gpus(facts, advice_for_detected(facts))
         return facts, None
     from setup_env import cloud_catalog
 
@@ -227,6 +227,62 @@ def _platform_tags(arch: str, glibc: str) -> list[str]:
     return tags
 
 
+def catalogue_gpus(inst: Instance) -> tuple[Gpu, ...]:
+    """The GPUs the catalogue says an instance of this type has, as the detector would list them."""
+    src = f"cloud_catalog:{inst.provider}/{inst.instance_type}"
+    mem = int(inst.gpu.memory_gb * 1024**3) if inst.gpu.memory_gb else None
+    return tuple(
+        Gpu(
+            index=i,
+            name=inst.gpu.name,
+            vendor="amd" if inst.gpu.vendor == "amd" else "nvidia",
+            compute_capability=inst.gpu.compute_capability,
+            gfx_arch=inst.gpu.gfx_arch,
+            memory_bytes=mem,
+            source=src,
+        )
+        for i in range(inst.gpu_count)
+    )
+
+
+def with_expected_gpus(
+    facts: Facts, advice: CloudAdvice | None
+) -> tuple[Facts, CloudAdvice | None]:
+    """On a detected GPU instance where no GPU is visible yet (no driver: the usual state right
+    after launch), the facts to plan with: these facts plus the GPUs the instance type has. The
+    plan then names the GPU build and the driver it needs instead of a CPU wheel."""
+    cloud = facts.cloud
+    if advice is None or cloud is None or not cloud.provider or not cloud.instance_type:
+        return facts, advice
+    if facts.gpus:
+        return facts, advice
+    from dataclasses import replace
+
+    from setup_env import cloud_catalog
+
+    try:
+        inst = cloud_catalog.load().lookup(cloud.provider, cloud.instance_type)
+    except cloud_catalog.CatalogError:
+        return facts, advice
+    if inst is None or inst.gpu_count < 1:
+        return facts, advice
+    gpus = catalogue_gpus(inst)
+    src = gpus[0].source
+    if inst.gpu.vendor == "nvidia":
+        base = facts.nvidia or NvidiaInfo()
+        facts = replace(
+            facts, nvidia=replace(base, gpus=gpus, sources={**base.sources, "gpus": src})
+        )
+    else:
+        rocm = facts.rocm or RocmInfo()
+        facts = replace(facts, rocm=replace(rocm, gpus=gpus, sources={**rocm.sources, "gpus": src}))
+    line = (
+        f"planned for the {inst.gpu_count} x {inst.gpu.name} a {inst.instance_type} has: "
+        "not visible yet, so the driver comes first"
+    )
+    return facts, replace(advice, lines=(*advice.lines, line))
+
+
 def instance_facts(
     facts: Facts, inst: Instance, image: Image, python_version: str | None = None
 ) -> Facts:
@@ -262,19 +318,7 @@ def instance_facts(
         sources={k: img_src for k in ("distro_id", "distro_version", "glibc")},
     )
     cpu = CpuInfo(architecture=inst.host_arch, sources={"architecture": src})
-    mem = int(inst.gpu.memory_gb * 1024**3) if inst.gpu.memory_gb else None
-    gpus = tuple(
-        Gpu(
-            index=i,
-            name=inst.gpu.name,
-            vendor="amd" if inst.gpu.vendor == "amd" else "nvidia",
-            compute_capability=inst.gpu.compute_capability,
-            gfx_arch=inst.gpu.gfx_arch,
-            memory_bytes=mem,
-            source=src,
-        )
-        for i in range(inst.gpu_count)
-    )
+    gpus = catalogue_gpus(inst)
     nvidia = rocm = None
     if inst.gpu.vendor == "nvidia":
         nvidia = NvidiaInfo(

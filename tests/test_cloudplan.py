@@ -288,3 +288,26 @@ def test_ubuntu_drivers_route_explains_a_wheel_newer_than_its_branch() -> None:
         Plan(status="ok", torch_version="2.14.1", variant="cu130", min_driver="580.95.05")
     )
     assert not any("minor-version" in x for x in within)
+
+
+def test_fresh_gpu_instance_is_planned_for_the_gpus_its_type_has() -> None:
+    # A g5.xlarge right after launch: DMI names it, no driver, so no GPU is visible yet.
+    from pathlib import Path
+
+    from setup_env.plan import make_plan
+    from setup_env.probe.detect import detect
+    from setup_env.probe.host import ReplayHost
+
+    host = Path(__file__).parent / "fixtures" / "hosts" / "linux-aws-g5-nitro-nodriver"
+    facts = detect(ReplayHost(host))
+    assert facts.gpus == () and facts.cloud is not None
+    plan_facts, advice = cloudplan.apply(parse(), facts)
+    assert advice is not None
+    assert [g.name for g in plan_facts.gpus] == ["NVIDIA A10G"]
+    assert plan_facts.nvidia is not None and plan_facts.nvidia.driver_version is None
+    assert advice.lines[-1].startswith("planned for the 1 x NVIDIA A10G a g5.xlarge has")
+    plan = make_plan(plan_facts)
+    assert plan.variant is not None and plan.variant.startswith("cu"), plan
+    assert any(f.kind in ("upgrade-driver", "install-driver") for f in plan.fixes), plan.fixes
+    # Nothing changes where a GPU is visible, or where the facts name no cloud.
+    assert cloudplan.apply(parse(), LOCAL)[0] is LOCAL

@@ -213,13 +213,14 @@ def run(args: argparse.Namespace) -> int:
         return verdict.exit_code
 
     advice: Optional[CloudAdvice] = None
+    plan_facts = facts  # on a fresh GPU instance: plus the GPUs its type has (cloudplan.apply)
     try:
         from setup_env.cloudplan import apply
 
-        facts, advice = apply(args, facts)
+        plan_facts, advice = apply(args, facts)
     except Exception as exc:  # cloud advice is extra; it never stops the check
         print(f"setup-env check: no cloud advice ({type(exc).__name__}: {exc})", file=sys.stderr)
-    plan, plan_error = safe_plan(facts)
+    plan, plan_error = safe_plan(plan_facts)
     findings = examine(facts, plan)
 
     verify: Optional[VerifyReport] = None
