@@ -115,7 +115,7 @@ def test_facts_file_envelope_and_bare(capsys: pytest.CaptureFixture[str], tmp_pa
     [
         (("--os", "linux", "--gpu", "Foo 9000"), "not a GPU the catalogue knows"),
         (("--os", "linux", "--driver", "5x0"), "--driver"),
-        (("--gpu", "RTX 4090"), "add --os"),
+        (("--root", "tests/fixtures/hosts/ubuntu-h100-590", "--gpu", "RTX 4090"), "add --os"),
         (("--os", "linux", "--index-url", "https://u:p@mirror/whl"), "credentials"),
         (("--os", "linux", "--variant", "cu999"), "unknown variant"),
         (("--os", "linux", "--torch", "latest"), "--torch"),
@@ -178,3 +178,19 @@ def test_installer_config_printed(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert "[[tool.poetry.source]]" in out and 'priority = "explicit"' in out
     assert "$ poetry install" in out
+
+
+def test_spec_without_os_describes_this_machine_with_the_named_gpu(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import platform
+
+    code, out, _err = run(capsys, "--gpu", "RTX 5090", "--driver", "570.86.10", "--json")
+    assert code == 0
+    doc = json.loads(out)["plan"]
+    py = ".".join(platform.python_version_tuple()[:2])
+    assert doc["machine"] == f"the described machine (linux, {platform.machine()}, Python {py})"
+    # RTX 5090 (sm_120) on driver 570: a CUDA 12.8+ build of torch >= 2.7 (issue 3's answer).
+    from packaging.version import Version
+
+    assert doc["variant"] in ("cu128", "cu129") and Version(doc["torch_version"]) >= Version("2.7")

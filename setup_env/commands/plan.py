@@ -99,6 +99,16 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
             return read_facts_file(args.facts), f"facts file {args.facts}"
         except SourceError as exc:
             raise _BadInput(str(exc)) from exc
+    described = "the described machine"
+    if spec_given and not args.os and not args.root and not cloud:
+        # `plan --gpu "RTX 5090" --driver 570.86.10`: this machine's OS, CPU and Python, with
+        # the GPUs and driver named.
+        import platform
+
+        args.os = {"Darwin": "macos", "Windows": "windows"}.get(platform.system(), "linux")
+        args.arch = args.arch or platform.machine()
+        args.python = args.python or ".".join(platform.python_version_tuple()[:2])
+        described = f"the described machine ({args.os}, {args.arch}, Python {args.python})"
     if args.os:
         if args.root:
             raise _BadInput("--root can't be combined with --os (a spec)")
@@ -115,7 +125,7 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
             )
         except PlanError as exc:
             raise _BadInput(str(exc)) from exc
-        return facts, "the described machine"
+        return facts, described
     if spec_given:
         raise _BadInput(f"--{spec_given[0]} describes another machine: add --os (what-if mode)")
     if cloud:
