@@ -372,7 +372,10 @@ def _installable(rel: Release, t: _Target, via_pypi: bool) -> tuple[bool, str]:
                     f"would fail with 'GLIBC_{trap.min_glibc} not found'"
                 )
         return False, f"needs glibc >= {floor} (this system has {t.glibc})"
-    if via_pypi:
+    # A Linux system whose glibc is unknown (a thin capture, a partial report) has no manylinux
+    # tags to match; judge PyPI's wheels as the index's below: by interpreter, glibc assumed.
+    glibc_unknown = plat.startswith("linux") and t.glibc is None
+    if via_pypi and not glibc_unknown:
         hits = rel.wheel_tags(plat) & t.tags
         if not hits:
             return False, _why_no_wheel(rel, t)
@@ -468,6 +471,11 @@ def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object =
     ctx = _Ctx(facts, opts, m)
     for note in m.notes:
         ctx.warnings.append(note)
+    if ctx.t.os == "linux" and ctx.t.glibc is None and ctx.t.python is not None:
+        ctx.warnings.append(
+            "this system's glibc version is unknown: the plan assumes it meets the wheels' floor "
+            "(glibc >= 2.28 from torch 2.6 on; older systems need torch <= 2.5)"
+        )
     if opts.channel == "nightly":
         return _nightly_plan(ctx)
     return _stable_plan(ctx)

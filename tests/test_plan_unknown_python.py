@@ -21,3 +21,22 @@ def test_facts_without_a_python_version() -> None:
     assert plan.reasons[0] == "these facts name no Python interpreter, so no wheel can be matched"
     assert [f.kind for f in plan.fixes][:1] == ["name-python"]
     assert "--python 3.12" in plan.fixes[0].summary
+
+
+def test_unknown_glibc_judges_pypi_and_the_index_alike() -> None:
+    # The same machine, once with glibc 2.35 and its tags, once with glibc unknown and no tags
+    # (a thin capture): the same release and build, plus a warning about the assumption.
+    from dataclasses import replace
+
+    from setup_env.plan import spec_facts
+
+    known = spec_facts(os="linux", python="3.12", gpus=["NVIDIA A10G"], glibc="2.35")
+    unknown = replace(
+        known,
+        os=replace(known.os, glibc=None),
+        python=replace(known.python, tags=("cp312-cp312-linux_x86_64",)),
+    )
+    a, b = make_plan(known), make_plan(unknown)
+    assert (b.torch_version, b.variant, b.index_url) == (a.torch_version, a.variant, a.index_url)
+    assert any("glibc version is unknown" in w for w in b.warnings)
+    assert not any("glibc version is unknown" in w for w in a.warnings)
