@@ -194,3 +194,18 @@ def test_spec_without_os_describes_this_machine_with_the_named_gpu(
     from packaging.version import Version
 
     assert doc["variant"] in ("cu128", "cu129") and Version(doc["torch_version"]) >= Version("2.7")
+
+
+def test_python_alone_replans_the_detected_machine_for_another_python(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The captured RTX 5090 + 4090 machine keeps its GPUs and driver; only Python changes.
+    root = "tests/fixtures/hosts/fedora-rtx5090-rtx4090-580"
+    code, out, _err = run(capsys, "--root", root, "--python", "3.10", "--json")
+    assert code in (0, 1)
+    doc = json.loads(out)["plan"]
+    assert doc["machine"] == f"captured machine {root} with Python 3.10"
+    # torch 2.15 needs Python 3.11: the newest for 3.10 is 2.14.x.
+    assert doc["torch_version"].startswith("2.14.")
+    code, _out, err = run(capsys, "--python", "3.x")
+    assert code == 2 and "expected a version like 3.12" in err

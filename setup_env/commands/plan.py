@@ -134,15 +134,39 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
         from setup_env.facts import PythonInfo
 
         return Facts(python=PythonInfo(version=platform.python_version())), "cloud instance"
-    if args.python:
-        raise _BadInput("--python describes another machine: add --os (what-if mode)")
     from setup_env.probe.detect import detect
 
     try:
         host = open_host(args.root)
     except SourceError as exc:
         raise _BadInput(str(exc), ExitCode.UNEXAMINABLE) from exc
-    return detect(host), f"captured machine {args.root}" if args.root else "this machine"
+    facts = detect(host)
+    label = f"captured machine {args.root}" if args.root else "this machine"
+    if args.python:
+        # What-if on the detected machine: its GPUs, driver and OS, another Python.
+        facts = _with_python(facts, args.python)
+        label += f" with Python {args.python.strip()}"
+    return facts, label
+
+
+def _with_python(facts: Facts, python: str) -> Facts:
+    import re
+    from dataclasses import replace
+
+    m = re.fullmatch(r"3\.(\d{1,2})(t?)", python.strip())
+    if not m:
+        raise _BadInput(f"--python {python!r}: expected a version like 3.12 or 3.13t")
+    sources = {**facts.python.sources, "version": "--python", "free_threaded": "--python"}
+    sources["tags"] = "derived from --python"
+    info = replace(
+        facts.python,
+        version=f"3.{m.group(1)}",
+        free_threaded=bool(m.group(2)),
+        tags=(),  # the planner derives them from the version, OS, arch and glibc
+        executable=None,
+        sources=sources,
+    )
+    return replace(facts, python=info)
 
 
 def run(args: argparse.Namespace) -> int:
