@@ -42,6 +42,7 @@ from setup_env.facts import (
     RocmInfo,
     XpuInfo,
 )
+from setup_env.probe.cpu import summarize_flags  # pure: the same flag summary as the probe
 
 SOURCE = "collect_env"
 
@@ -80,29 +81,6 @@ KEYS: tuple[str, ...] = (
 _KEY_RE = re.compile(r"^(" + "|".join(re.escape(k) for k in KEYS) + r"):[ \t]*(.*)$")
 # Values that mean "nothing there".
 _EMPTY = {"", "n/a", "none", "could not collect", "no cuda", "na"}
-
-# The CPU ISA extensions worth carrying into the facts (the rest of lscpu's Flags line is noise).
-_CPU_FLAGS = (
-    "avx",
-    "avx2",
-    "fma",
-    "f16c",
-    "avx512f",
-    "avx512bw",
-    "avx512vl",
-    "avx512_bf16",
-    "avx512_fp16",
-    "avx512_vnni",
-    "avx_vnni",
-    "amx_tile",
-    "amx_bf16",
-    "amx_int8",
-    "asimd",
-    "sve",
-    "sve2",
-    "bf16",
-    "i8mm",
-)
 
 _DISTRO_IDS = (
     ("ubuntu", "ubuntu"),
@@ -385,14 +363,17 @@ def _cpu_info(cpu_lines: list[str], python: PythonInfo, os_info: OSInfo) -> CpuI
         arch = "arm64"
     cores = kv.get("CPU(s)")
     flags_line = kv.get("Flags", "")
-    have = set(flags_line.split())
-    flags = tuple(f for f in _CPU_FLAGS if f in have)
+    # lscpu's Flags line is the kernel's /proc/cpuinfo flags: summarised as the CPU probe does.
+    isa_level, flags = summarize_flags(frozenset(flags_line.split()))
     sources = {k: f"{SOURCE}:CPU" for k, v in (("model", model), ("architecture", arch)) if v}
+    if flags_line:
+        sources["isa_level"] = sources["flags"] = f"{SOURCE}:CPU Flags"
     return CpuInfo(
         model=model,
         vendor=vendor,
         architecture=arch,
         logical_cores=int(cores) if cores and cores.isdigit() else None,
+        isa_level=isa_level if flags_line else None,
         flags=flags,
         sources=sources,
     )

@@ -145,6 +145,14 @@ def arm_isa_level(flags: frozenset[str]) -> str | None:
     return "armv8-a"
 
 
+def summarize_flags(flags: frozenset[str]) -> tuple[str | None, tuple[str, ...]]:
+    """The ISA level and the extensions worth keeping, from the kernel's CPU flags (the
+    ``flags``/``Features`` of /proc/cpuinfo, or lscpu's ``Flags:`` line in a collect_env report)."""
+    if "sse2" in flags:
+        return x86_isa_level(flags), tuple(f for f in X86_FLAGS if f in flags)
+    return arm_isa_level(flags), tuple(f for f in ARM_FLAGS if f in flags)
+
+
 def parse_meminfo(text: str) -> int | None:
     """``MemTotal:       16316412 kB`` -> bytes."""
     m = re.search(r"^MemTotal:\s+(\d+)\s*kB", text, re.MULTILINE)
@@ -198,16 +206,14 @@ def detect(
             notes.append(Note("cpuinfo-empty", "/proc/cpuinfo is empty", "/proc/cpuinfo"))
         else:
             info = parse_cpuinfo(read.text)
-            x86 = "sse2" in info.flags
-            level = x86_isa_level(info.flags) if x86 else arm_isa_level(info.flags)
-            wanted = X86_FLAGS if x86 else ARM_FLAGS
+            level, kept = summarize_flags(info.flags)
             values: dict[str, object] = {
                 "model": info.model,
                 "vendor": info.vendor,
                 "logical_cores": info.logical or None,
                 "physical_cores": info.physical,
                 "isa_level": level,
-                "flags": tuple(f for f in wanted if f in info.flags),
+                "flags": kept,
             }
             for key, found in values.items():
                 if found:
