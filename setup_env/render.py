@@ -38,6 +38,15 @@ def envelope(kind: str, payload: Any) -> dict[str, Any]:
     }
 
 
+def fail(command: str, code: str, message: str, exit_code: int, as_json: bool) -> int:
+    """One failure, reported the same way by every command: with --json an error envelope on
+    stdout ({"code", "message"}), always one line on stderr; returns the exit code."""
+    if as_json:
+        print(dumps(envelope("error", {"code": code, "message": message})))
+    print(f"setup-env {command}: {message}", file=sys.stderr)
+    return exit_code
+
+
 def dumps(doc: Any) -> str:
     return json.dumps(to_jsonable(doc), indent=2, sort_keys=False)
 

@@ -204,13 +204,9 @@ def run(args: argparse.Namespace) -> int:
         facts, label = load_facts(args.root)
     except Unexaminable as exc:
         verdict = Verdict("unexaminable", f"CAN'T EXAMINE: {exc}")
-        if args.json:
-            doc = {"code": "unexaminable", "message": str(exc)}
-            print(render.dumps(render.envelope("error", doc)))
-        else:
+        if not args.json:
             print(style(verdict.line, "bold"))
-        print(f"setup-env check: {exc}", file=sys.stderr)
-        return verdict.exit_code
+        return render.fail("check", "unexaminable", str(exc), verdict.exit_code, args.json)
 
     advice: Optional[CloudAdvice] = None
     plan_facts = facts  # on a fresh GPU instance: plus the GPUs its type has (cloudplan.apply)

@@ -53,11 +53,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         host = open_host(args.root)
     except SourceError as exc:
-        if args.json:
-            doc = {"code": "unexaminable", "message": str(exc)}
-            print(render.dumps(render.envelope("error", doc)))
-        print(f"setup-env detect: {exc}", file=sys.stderr)
-        return int(ExitCode.UNEXAMINABLE)
+        return render.fail("detect", "unexaminable", str(exc), ExitCode.UNEXAMINABLE, args.json)
     facts = detect(host, cloud_metadata=args.cloud_metadata)
     if args.json:
         print(render.dumps(render.envelope("facts", facts)))

@@ -172,12 +172,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError, CollectEnvError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         name = "stdin" if args.file == "-" else args.file
-        message = f"setup-env diagnose: {name}: {reason}"
-        if args.json:
-            doc = {"code": "bad-input", "message": f"{name}: {reason}"}
-            print(render.dumps(render.envelope("error", doc)))
-        print(message, file=sys.stderr)
-        return int(ExitCode.USAGE)
+        return render.fail("diagnose", "bad-input", f"{name}: {reason}", ExitCode.USAGE, args.json)
     plan, plan_error = safe_plan(report.facts)
     findings = examine(report.facts, plan)
     findings = tuple(

@@ -124,11 +124,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         facts, label = load_facts(args.root, args.facts)
     except Unexaminable as exc:
-        if args.json:
-            doc = {"code": "unexaminable", "message": str(exc)}
-            print(render.dumps(render.envelope("error", doc)))
-        print(f"setup-env doctor: {exc}", file=sys.stderr)
-        return int(ExitCode.UNEXAMINABLE)
+        return render.fail("doctor", "unexaminable", str(exc), ExitCode.UNEXAMINABLE, args.json)
     plan, plan_error = safe_plan(facts)
     findings = examine(facts, plan)
     code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK

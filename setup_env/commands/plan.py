@@ -77,12 +77,8 @@ class _BadInput(Exception):
 def _fail(args: argparse.Namespace, exc: _BadInput) -> int:
     from setup_env import render
 
-    message = str(exc)
-    if args.json:
-        doc = render.envelope("error", {"command": "plan", "message": message})
-        print(render.dumps(doc))
-    print(f"setup-env plan: {message}", file=sys.stderr)
-    return int(exc.code)
+    code = "unexaminable" if exc.code == ExitCode.UNEXAMINABLE else "bad-input"
+    return render.fail("plan", code, str(exc), int(exc.code), args.json)
 
 
 def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
