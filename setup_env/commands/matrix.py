@@ -75,10 +75,15 @@ def run(args: argparse.Namespace) -> int:
         if action in (None, "show"):
             return _show(args)
     except _Unavailable as exc:
-        print(f"setup-env matrix: {exc}", file=sys.stderr)
-        return int(ExitCode.UNEXAMINABLE)
+        from setup_env import render
+
+        return render.fail("matrix", "unexaminable", str(exc), ExitCode.UNEXAMINABLE, _json(args))
     print(f"setup-env matrix: unknown action {action!r}", file=sys.stderr)
     return int(ExitCode.USAGE)
+
+
+def _json(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "json", False))
 
 
 # --- arches --------------------------------------------------------------------------------------
@@ -853,14 +858,12 @@ def _show(args: argparse.Namespace) -> int:
     try:
         m = matrix.load_matrix(getattr(args, "file", None))
     except matrix.MatrixError as exc:
-        render.log(f"setup-env matrix show: {exc}")
-        return int(ExitCode.USAGE)
+        return render.fail("matrix show", "bad-input", str(exc), ExitCode.USAGE, _json(args))
     torch, variant = getattr(args, "torch", None), getattr(args, "variant", None)
     try:
         payload = show_payload(m, torch, variant)
     except ValueError as exc:
-        render.log(f"setup-env matrix show: {exc}")
-        return int(ExitCode.USAGE)
+        return render.fail("matrix show", "bad-input", str(exc), ExitCode.USAGE, _json(args))
     for n in m.notes:
         render.log(f"note: {n}")
     if getattr(args, "json", False):
@@ -1068,23 +1071,43 @@ def _refresh(args: argparse.Namespace) -> int:
         variants = [v.strip() for v in args.variants.split(",") if v.strip()]
         bad = [v for v in variants if not index.is_variant(v)]
         if bad:
-            render.log(f"setup-env matrix refresh: not a variant name: {bad[0]!r}")
-            return int(ExitCode.USAGE)
+            return render.fail(
+                "matrix refresh",
+                "bad-input",
+                f"not a variant name: {bad[0]!r}",
+                ExitCode.USAGE,
+                _json(args),
+            )
     pypi_url = args.pypi_url or os.environ.get("SETUP_ENV_PYPI_URL") or index.DEFAULT_PYPI_URL
     index_url = args.index_url or os.environ.get("SETUP_ENV_INDEX_URL") or index.DEFAULT_INDEX_URL
     for u in (pypi_url, index_url):
         if not re.fullmatch(r"https?://[A-Za-z0-9.\-\[\]:]+(?:/[A-Za-z0-9._~%+/-]*)?", u):
-            render.log(f"setup-env matrix refresh: not a plain http(s) URL: {u!r}")
-            return int(ExitCode.USAGE)
+            return render.fail(
+                "matrix refresh",
+                "bad-input",
+                f"not a plain http(s) URL: {u!r}",
+                ExitCode.USAGE,
+                _json(args),
+            )
     if args.timeout is not None and not 0 < args.timeout <= 600:
-        render.log("setup-env matrix refresh: --timeout must be between 0 and 600 seconds")
-        return int(ExitCode.USAGE)
+        return render.fail(
+            "matrix refresh",
+            "bad-input",
+            "--timeout must be between 0 and 600 seconds",
+            ExitCode.USAGE,
+            _json(args),
+        )
     try:
         base = json.loads(matrix.BUNDLED_PATH.read_text(encoding="utf-8"))
         matrix.parse(base, path=str(matrix.BUNDLED_PATH))
     except (OSError, ValueError) as exc:  # MatrixError and JSONDecodeError are ValueErrors
-        render.log(f"setup-env matrix refresh: cannot read the bundled matrix: {exc}")
-        return int(ExitCode.UNEXAMINABLE)
+        return render.fail(
+            "matrix refresh",
+            "unexaminable",
+            f"cannot read the bundled matrix: {exc}",
+            ExitCode.UNEXAMINABLE,
+            _json(args),
+        )
     bundled = doc_view(base)
     if not variants:
         variants = _default_variants(bundled)

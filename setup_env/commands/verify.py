@@ -279,8 +279,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         options = options_from_args(args)
     except UsageError as exc:
-        print(f"setup-env verify: {exc}", file=sys.stderr)
-        return int(ExitCode.USAGE)
+        return render.fail("verify", "bad-input", str(exc), ExitCode.USAGE, args.json)
     err_style = render.Style(render.use_color(sys.stderr, args.color))
     out_style = render.Style(render.use_color(sys.stdout, args.color))
 
@@ -295,8 +294,8 @@ def run(args: argparse.Namespace) -> int:
             with open(args.junit, "w", encoding="utf-8") as fh:
                 fh.write(to_junit(report))
         except OSError as exc:
-            print(f"setup-env verify: cannot write {args.junit}: {exc.strerror}", file=sys.stderr)
-            return int(ExitCode.USAGE)
+            message = f"cannot write {args.junit}: {exc.strerror}"
+            return render.fail("verify", "bad-input", message, ExitCode.USAGE, args.json)
     if args.json:
         print(render.dumps(render.envelope("verify", report)))
     else:
