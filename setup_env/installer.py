@@ -61,9 +61,6 @@ _REQUIREMENT = re.compile(
 )
 _URL_CHARS = re.compile(r"^[A-Za-z0-9._~:/?#@!&+,;=%\[\]-]+$")
 _HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$|^\[[0-9A-Fa-f:.]{2,45}\]$")
-TORCH_PIN = re.compile(r"^\d{1,3}(?:\.\d{1,3}){0,2}$")
-VARIANT = re.compile(r"^(?:cpu|cu\d{2,3}|rocm\d+(?:\.\d+){0,2}|xpu|mps)$")
-PACKAGE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
 _TORCH_BACKEND = re.compile(r"^(?:auto|cpu|cu\d{2,3}|rocm\d+(?:\.\d+){0,2}|xpu)$")
 
 # Options a plan's install arguments may carry, with the number of values each takes. Anything
@@ -115,29 +112,6 @@ def check_requirement(text: str) -> str:
     if not _REQUIREMENT.match(text):
         raise InstallError(f"the plan names a requirement setup-env will not pass on: {text!r}")
     return text
-
-
-def check_pin(text: str) -> str:
-    if not TORCH_PIN.match(text.strip()):
-        raise InstallError(f"--torch: expected a version like 2.13 or 2.13.0, got {text!r}")
-    return text.strip()
-
-
-def check_variant(text: str) -> str:
-    value = text.strip().lower()
-    if not VARIANT.match(value):
-        raise InstallError(
-            f"--variant: expected cpu, cuXYZ (cu130), rocmX.Y, xpu or mps, got {text!r}"
-        )
-    return value
-
-
-def check_packages(text: str) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    bad = [n for n in names if not PACKAGE.match(n)]
-    if bad or not names:
-        raise InstallError(f"--with: expected package names like torchvision,torchaudio: {text!r}")
-    return names
 
 
 def check_dir(path: str, what: str = "--find-links") -> str:

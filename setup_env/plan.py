@@ -467,7 +467,7 @@ def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object =
 
     opts = options or PlanOptions()
     m = matrix if isinstance(matrix, Matrix) else load_matrix()
-    _check_options(opts, m)
+    check_options(opts, m)
     ctx = _Ctx(facts, opts, m)
     for note in m.notes:
         ctx.warnings.append(note)
@@ -481,7 +481,13 @@ def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object =
     return _stable_plan(ctx)
 
 
-def _check_options(opts: PlanOptions, m: Matrix) -> None:
+def check_options(opts: PlanOptions, m: Matrix | None = None) -> None:
+    """PlanError for an option the planner can't take (also what `setup-env install` checks
+    before it detects or runs anything)."""
+    if m is None:
+        from setup_env.matrix import load_matrix
+
+        m = load_matrix()
     if opts.channel not in CHANNELS:
         raise PlanError(f"unknown channel {opts.channel!r}: choose {', '.join(CHANNELS)}")
     if opts.installer not in INSTALLERS:

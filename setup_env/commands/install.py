@@ -123,17 +123,22 @@ class _Out:
 
 
 def _plan_options(args: argparse.Namespace, installer: str) -> Any:
-    from setup_env.installer import check_packages, check_pin, check_url, check_variant
-    from setup_env.plan import PlanOptions
+    from setup_env.installer import InstallError, check_url
+    from setup_env.plan import PlanError, PlanOptions, check_options
 
-    return PlanOptions(
-        torch=check_pin(args.torch) if args.torch else None,
-        variant=check_variant(args.variant) if args.variant else None,
-        with_packages=check_packages(args.with_packages) if args.with_packages else (),
+    options = PlanOptions(
+        torch=args.torch.strip() if args.torch else None,
+        variant=args.variant.strip().lower() if args.variant else None,
+        with_packages=tuple(n.strip() for n in (args.with_packages or "").split(",") if n.strip()),
         channel=args.channel,
         installer=installer,  # type: ignore[arg-type]
         index_url=check_url(args.index_url) if args.index_url else None,
     )
+    try:
+        check_options(options)  # the planner's own rules: one place decides what is valid
+    except PlanError as exc:
+        raise InstallError(str(exc)) from None
+    return options
 
 
 def _validate_early(args: argparse.Namespace) -> None:
