@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Build ``setup_env/data/wheels.json``, the PyTorch wheel matrix, from its sources.
 
-Sources (``--reference DIR``, default ``../shared/reference`` beside the repository):
+Sources (``--reference DIR``, default ``tests/fixtures/reference``: verbatim copies of the team's
+research folder, with SOURCE.md):
 
 * ``captures/pypi-simple-torch.json`` / ``captures/pypi-simple-torchvision.json``: PyPI's simple
   API answers (PEP 691 JSON), captured 2026-12-02. Every torch release 1.13.0 -> 2.15.0 with its
@@ -37,7 +38,7 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "setup_env" / "data" / "wheels.json"
-DEFAULT_REFERENCE = ROOT.parent / "shared" / "reference"
+DEFAULT_REFERENCE = ROOT / "tests" / "fixtures" / "reference"
 SCHEMA_VERSION = 1
 RETRIEVED = "2026-12-02"
 FIRST, LAST = Version("1.13.0"), Version("2.15.0")

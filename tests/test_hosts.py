@@ -115,9 +115,22 @@ def test_capture_paths_with_colons_replay(tmp_path: Path) -> None:
     assert capture.local_name("C:\\Program Files\\x") == "C/Program Files/x"
 
 
-def test_live_detection_matches_its_own_capture_shape() -> None:
-    # The live machine and its committed capture agree on what does not change between runs.
+def test_live_detection_reports_what_the_interpreter_itself_knows() -> None:
+    # Only what cannot differ between the machine and this interpreter's own view of it: any
+    # machine (a CI runner, a laptop) passes, and a probe that misreads the live machine fails.
+    import platform
+
     live = detect(LiveHost())
-    replay = detect(ReplayHost(HOSTS / "debian12-nogpu-cuda13toolkit"))
-    assert live.os == replay.os
-    assert live.toolkits == replay.toolkits
+    family = {"Linux": "linux", "Darwin": "darwin", "Windows": "windows"}.get(platform.system())
+    assert live.os.family == (family or "other")
+    assert live.python.version == platform.python_version()
+    assert live.python.machine == platform.machine()
+    assert live.python.executable == sys.executable
+    assert live.python.free_threaded is bool(
+        getattr(sys, "_is_gil_enabled", lambda: True)() is False
+    )
+    if family == "linux" and platform.libc_ver()[0] == "glibc":
+        assert live.os.libc == "glibc"
+        assert live.os.glibc == platform.libc_ver()[1]
+    if family == "linux":
+        assert live.os.kernel == platform.release()

@@ -1,6 +1,6 @@
 """The bundled wheel matrix: generated, sourced, consistent with VERIFIED.md, loaded safely.
 
-Sources: ../shared/reference/VERIFIED.md (overrides), captures/pypi-simple-torch.json and
+Sources: tests/fixtures/reference/VERIFIED.md (overrides), captures/pypi-simple-torch.json and
 captures/pypi-simple-torchvision.json (real PyPI PEP 691 answers, 2026-12-02).
 """
 
@@ -21,7 +21,7 @@ from packaging.version import Version
 from setup_env import matrix as mx
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT.parent / "shared" / "reference"
+REFERENCE = ROOT / "tests" / "fixtures" / "reference"
 CAPTURE = REFERENCE / "captures" / "pypi-simple-torch.json"
 
 
