@@ -260,6 +260,7 @@ def parse(text: str) -> Report:
     section = ""  # "", "gpu", "cudnn", "cpu", "libs", "vllm", "env", "xpu"
     last_key = ""
     vllm_layout = False
+    after_rule = False  # the previous line was a rule of "=" (vLLM's section headings)
     for line in lines:
         stripped = line.strip()
         if not stripped:
@@ -274,13 +275,17 @@ def parse(text: str) -> Report:
                 section = ""
             continue
         if set(stripped) == {"="}:
+            after_rule = True
             if section in ("gpu", "cudnn", "xpu"):
                 section = ""
             continue
         heading = _heading(stripped)
-        if heading is not None:
+        ruled, after_rule = after_rule, False
+        vllm_heading = " ".join(stripped.lower().split()) in _VLLM_ONLY
+        if heading is not None and (ruled or not vllm_heading):
+            # vLLM's headings sit between lines of "="; "System info" in prose is no heading.
             section, last_key = heading, ""
-            vllm_layout = vllm_layout or " ".join(stripped.lower().split()) in _VLLM_ONLY
+            vllm_layout = vllm_layout or vllm_heading
             continue
         kv = _key(stripped)
         if kv and (section != "cpu" or kv[0] in ("PyTorch version", "Is CUDA available")):
@@ -577,7 +582,17 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
     return OSInfo(**kw)  # type: ignore[arg-type]
 
 
-def _python_info(fields: dict[str, str], os_info: OSInfo, notes: list[Note]) -> PythonInfo:
+# Win32_Processor.Architecture (what collect_env prints as "Architecture=9" on Windows).
+_WMI_ARCH = {"9": "AMD64", "12": "ARM64", "0": "x86"}
+
+
+def _python_info(
+    fields: dict[str, str],
+    os_info: OSInfo,
+    notes: list[Note],
+    cpu_arch: str = "",
+    cuda_build: bool = False,
+) -> PythonInfo:
     raw = fields.get("Python version", "")
     platform = _value(fields.get("Python platform")) or ""
     os_line = fields.get("OS", "")
@@ -600,6 +615,11 @@ def _python_info(fields: dict[str, str], os_info: OSInfo, notes: list[Note]) -> 
         wm = re.search(r"\((AMD64|ARM64|Intel)\)\]", raw)
         if wm:
             machine = "AMD64" if wm.group(1) == "AMD64" else wm.group(1)
+        elif re.search(r"^Windows-.*-SP\d", platform) is None and cpu_arch in _WMI_ARCH:
+            machine = _WMI_ARCH[cpu_arch]
+        elif cuda_build:
+            # PyTorch's CUDA builds for Windows are x86_64 only.
+            machine = "AMD64"
     elif os_info.family == "darwin":
         pm = re.match(r"macOS-[\d.]+-(x86_64|arm64)-", platform)
         if pm:
@@ -743,6 +763,7 @@ def _packages(
     cuda_build = _value(fields.get("CUDA used to build PyTorch"))
     rocm_build = _value(fields.get("ROCM used to build PyTorch"))
     found: list[InstalledPackage] = []
+    pip_listed = any(x.startswith("[pip") for x in lib_lines)
     for line in lib_lines:
         tag, _, body = line.partition("]")
         body = body.strip()
@@ -761,8 +782,17 @@ def _packages(
             build = parts[2] if len(parts) > 2 else ""
             channel = parts[3] if len(parts) > 3 else ""
             if channel == "pypi" or build.startswith("pypi"):
-                continue  # pip-installed inside conda: already listed under [pip3]
-            installer, variant = "conda", _conda_variant(build)
+                # pip-installed inside conda: listed under [pip3] too, unless pip's list shows
+                # another version of it (then two installs share the environment).
+                pip_same = any(
+                    f.installer == "pip" and f.name == name.lower() and f.version == version
+                    for f in found
+                )
+                if pip_same or name.lower() not in ("torch",) or not pip_listed:
+                    continue
+                installer, variant = "pip", None
+            else:
+                installer, variant = "conda", _conda_variant(build)
         name = "torch" if name.lower() == "pytorch" else name.lower().replace("_", "-")
         if name not in ("torch", "torchvision", "torchaudio"):
             continue
@@ -840,7 +870,16 @@ def _build(
 ) -> Report:
     notes: list[Note] = []
     os_info = _os_info(fields, notes)
-    python = _python_info(fields, os_info, notes)
+    wmi = next(
+        (
+            re.split(r"[:=]", x, maxsplit=1)[1].strip()
+            for x in cpu_lines
+            if re.match(r"^Architecture\s*[:=]", x)
+        ),
+        "",
+    )
+    cuda_build = bool(re.match(r"^\d+\.\d+", fields.get("CUDA used to build PyTorch", "")))
+    python = _python_info(fields, os_info, notes, wmi, cuda_build)
     cpu = _cpu_info(cpu_lines, python, os_info)
     if (
         os_info.family == "darwin"

@@ -187,7 +187,8 @@ def interpreter_tags(
     if v is None:
         return ()
     interp = f"cp{v.major}{v.minor}"
-    abi = interp + ("t" if free_threaded else "")
+    # CPython before 3.8 built with pymalloc has the "m" ABI suffix (torch's cp37m wheels).
+    abi = interp + ("m" if (v.major, v.minor) < (3, 8) else "") + ("t" if free_threaded else "")
     return tuple(f"{interp}-{abi}-{p}" for p in platform_tags(os_name, arch, glibc, macos))
 
 
