@@ -42,7 +42,6 @@ from setup_env.facts import (
     RocmInfo,
     XpuInfo,
 )
-from setup_env.probe.cpu import summarize_flags  # pure: the same flag summary as the probe
 
 SOURCE = "collect_env"
 WARNING_SOURCE = "collect_env:warning"  # facts read from the messages pasted with the report
@@ -261,7 +260,8 @@ def parse(text: str) -> Report:
     last_key = ""
     vllm_layout = False
     after_rule = False  # the previous line was a rule of "=" (vLLM's section headings)
-    for line in lines:
+    end = len(lines)
+    for index, line in enumerate(lines):
         stripped = line.strip()
         if not stripped:
             continue
@@ -290,6 +290,11 @@ def parse(text: str) -> Report:
         kv = _key(stripped)
         if kv and (section != "cpu" or kv[0] in ("PyTorch version", "Is CUDA available")):
             key, val = kv
+            if key == "PyTorch version" and key in fields and len(fields) >= 5:
+                # A second whole report pasted after the first: the first wins, and none of
+                # the second's GPUs, libraries or messages mix into it.
+                end = index
+                break
             if key not in fields:  # a second pasted report: the first wins
                 fields[key] = val
             last_key = key
@@ -346,7 +351,7 @@ def parse(text: str) -> Report:
             fields[last_key] = fields[last_key] + " " + stripped
             continue
         last_key = ""
-    messages = read_messages(" ".join(lines))
+    messages = read_messages(" ".join(lines[:end]))
     have_facts = "PyTorch version" in fields or bool(
         {"OS", "Python version", "Python platform", "GPU models and configuration"} & fields.keys()
     )
@@ -460,13 +465,15 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     def snip(m: re.Match[str]) -> str:
         return " ".join(m.group(0).split())[:300]
 
-    for m in _M_DRIVER.finditer(text):
+    # Cheap substring tests first: most reports hold none of the messages.
+    low = text.lower()
+    for m in _M_DRIVER.finditer(text) if "too old (found version" in text else ():
         n = int(m.group(1))
         add(
             m.start(),
             TorchMessage("driver-too-old", snip(m), cuda_driver=f"{n // 1000}.{n % 1000 // 10}"),
         )
-    for m in _M_ARCH.finditer(text):
+    for m in _M_ARCH.finditer(text) if "capability sm_" in text else ():
         cc = m.group(1)
         nm = _M_NAME_BEFORE.search(text[max(0, m.start() - 100) : m.start()])
         gpu = " ".join(nm.group(1).split()) if nm else None
@@ -480,7 +487,7 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
                 arches=tuple(m.group(2).split()),
             ),
         )
-    for m in _M_OLD_GPU.finditer(text):
+    for m in _M_OLD_GPU.finditer(text) if "Found GPU" in text else ():
         add(
             m.start(),
             TorchMessage(
@@ -491,17 +498,20 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
                 min_cc=m.group(5) or m.group(6),
             ),
         )
-    for m in _M_NO_KERNEL.finditer(text):
+    for m in _M_NO_KERNEL.finditer(text) if "no kernel image" in text else ():
         add(m.start(), TorchMessage("no-kernel-image", snip(m)))
-    for m in _M_COUNT.finditer(text):
+    for m in _M_COUNT.finditer(text) if "cudaGetDeviceCount" in text else ():
         add(m.start(), TorchMessage("device-count-error", snip(m), error=int(m.group(1))))
-    for m in _M_MPS.finditer(text):
+    for m in _M_MPS.finditer(text) if "mps " in low else ():
         add(m.start(), TorchMessage("mps-unavailable", snip(m), min_macos=m.group(1) or m.group(2)))
-    for m in _M_LIB.finditer(text):
+    libs = ("cannot open shared object" in text or "undefined symbol" in text) or (
+        "could not be found" in text or " not found" in text
+    )
+    for m in _M_LIB.finditer(text) if libs else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
-    for m in _M_LIB2.finditer(text):
+    for m in _M_LIB2.finditer(text) if "load" in low else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
-    for m in _M_ROCM.finditer(text):
+    for m in _M_ROCM.finditer(text) if "hip" in low else ():
         add(m.start(), TorchMessage("rocm-no-kernel", snip(m)))
     return tuple(msg for _, msg in sorted(found, key=lambda x: x[0]))
 
@@ -662,7 +672,13 @@ def _cpu_info(cpu_lines: list[str], python: PythonInfo, os_info: OSInfo) -> CpuI
     cores = kv.get("CPU(s)")
     flags_line = kv.get("Flags", "")
     # lscpu's Flags line is the kernel's /proc/cpuinfo flags: summarised as the CPU probe does.
-    isa_level, flags = summarize_flags(frozenset(flags_line.split()))
+    isa_level: Optional[str] = None
+    flags: tuple[str, ...] = ()
+    if flags_line:
+        # Imported only here: the probe package pulls in subprocess & co (pure function).
+        from setup_env.probe.cpu import summarize_flags
+
+        isa_level, flags = summarize_flags(frozenset(flags_line.split()))
     sources = {k: f"{SOURCE}:CPU" for k, v in (("model", model), ("architecture", arch)) if v}
     if flags_line:
         sources["isa_level"] = sources["flags"] = f"{SOURCE}:CPU Flags"
