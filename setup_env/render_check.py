@@ -23,8 +23,11 @@ _COLOR = {"ready": "green", "action-needed": "yellow", "broken": "red"}
 _WORD = {"ready": "READY", "action-needed": "ACTION NEEDED", "broken": "BROKEN"}
 
 
-def render_findings(findings: Sequence[Finding], style: Style, verbose: int = 0) -> str:
-    """Findings, most severe first, each with its evidence and the fix (command under it)."""
+def render_findings(
+    findings: Sequence[Finding], style: Style, verbose: int = 0, shown_below: Optional[str] = None
+) -> str:
+    """Findings, most severe first, each with its evidence and the fix (command under it);
+    ``shown_below``: a command printed after the findings anyway (check's verdict), not repeated."""
     lines: list[str] = []
     for f in findings:
         label = style.severity(f.severity, _LABEL[f.severity])
@@ -33,7 +36,9 @@ def render_findings(findings: Sequence[Finding], style: Style, verbose: int = 0)
             lines.append(f"       {style('·', 'dim')} {ev}")
         if f.fix:
             lines.append(f"       fix: {f.fix}")
-        if f.command:
+        if f.command and f.command == shown_below:
+            lines.append(f"         {style('(the command at the end)', 'dim')}")
+        elif f.command:
             lines.append(f"         {style('$ ' + f.command, 'bold')}")
     return "\n".join(lines)
 
@@ -97,7 +102,9 @@ def text(report: CheckReport, style: Style, verbose: int = 0) -> str:
     out.append("")
     out.append(f"{style('doctor', 'bold')}: {headline(report.findings)}")
     if report.findings:
-        out.append(render_findings(report.findings, style, verbose))
+        out.append(
+            render_findings(report.findings, style, verbose, shown_below=report.verdict.command)
+        )
     if verify is not None and verify.failed:
         out.append(style("failed checks:", "bold"))
         for check in verify.failed:

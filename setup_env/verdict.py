@@ -212,7 +212,8 @@ def target_arch_findings(
 
     torch = facts.package("torch")
     gpus = [g for g in (facts.nvidia.gpus if facts.nvidia else ()) if g.vendor == "nvidia"]
-    if torch is None or arches is None or not gpus or not (torch.cuda or arches.files):
+    cuda_build = bool(torch and (torch.cuda or (torch.variant or "").startswith("cu")))
+    if torch is None or arches is None or not gpus or not (cuda_build or arches.files):
         return (), False
     where = ", ".join(arches.files) or "the installed torch"
     if arches.error or not arches.arches:
@@ -498,6 +499,7 @@ class CheckReport:
                 "ptx": list(self.arches.ptx),
                 "files": list(self.arches.files),
                 "error": self.arches.error,
+                "wheel_tags": list(self.arches.wheel_tags),
             }
         if self.expectations:
             out["expectations"] = [
