@@ -176,18 +176,6 @@ def _nvidia_gpus(facts: Facts) -> tuple[Gpu, ...]:
     return facts.nvidia.gpus if facts.nvidia is not None else ()
 
 
-def _cc_of(gpu: Gpu) -> Optional[str]:
-    if gpu.compute_capability:
-        return gpu.compute_capability
-    try:
-        from setup_env import gpus as catalogue
-
-        model = catalogue.lookup(gpu.name)
-    except (ImportError, ValueError, KeyError, LookupError):
-        return None
-    return model.compute_capability if model is not None else None
-
-
 def _parse_arch(token: str) -> Optional[tuple[int, int, str]]:
     """ "sm_86" / "8.6" / "8.6+PTX" / "sm_90a" / "compute_90" -> (major, minor, kind) with kind
     "sass", "ptx", "sass+ptx" or "specific" (arch-specific targets run only on that arch)."""
@@ -426,6 +414,8 @@ def _arch_findings(
     facts: Facts, torch: InstalledPackage, plan: Any, know: Knowledge
 ) -> list[Finding]:
     cuda = _cuda_of(torch)
+    from setup_env.resolve import compute_capability
+
     gpus = _nvidia_gpus(facts)
     if not cuda or not gpus or not torch.variant:
         return []
@@ -437,7 +427,7 @@ def _arch_findings(
     ptx: list[str] = []
     missing: list[str] = []
     for gpu in gpus:
-        cc = _cc_of(gpu)
+        cc = compute_capability(gpu)  # as reported, else the catalogue's (setup_env.resolve)
         if cc is None:
             continue
         how = gpu_runs_on(cc, arches)

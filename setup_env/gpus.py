@@ -483,15 +483,15 @@ def _parse_extras(doc: Mapping[str, Any], sources: Mapping[str, str]) -> dict[st
         tmin = _major_minor(_str(row, "torch_min", where))
         if tmin is None:
             raise CatalogueError(f"{where}.torch_min: expected a version")
-        gfx = _str_list(row, "gfx", where)
-        if not gfx or not all(_GFX.match(g) for g in gfx):
+        gfx_ids = _str_list(row, "gfx", where)
+        if not gfx_ids or not all(_GFX.match(g) for g in gfx_ids):
             raise CatalogueError(f"{where}.gfx: expected gfx ids")
         rules.append(
             RocmWheelRule(
                 torch_min=tmin,
                 torch_max=_major_minor(_opt_str(row, "torch_max", where)),
                 rocm_min=_major_minor(_opt_str(row, "rocm_min", where)),
-                gfx=gfx,
+                gfx=gfx_ids,
                 sources=_src_ids(row, sources, where),
             )
         )

@@ -248,6 +248,9 @@ class _NvGpu:
     name: str
     cc: Optional[tuple[int, int]]
     specific: bool = False  # an "a" target was named (sm_90a)
+    # The driver window of its compute capability (setup_env/data/gpus.json "driver_windows").
+    first_branch: Optional[int] = None
+    last_branch: Optional[int] = None
 
 
 def _cc_tuple(text: Optional[str]) -> Optional[tuple[int, int]]:
@@ -257,25 +260,24 @@ def _cc_tuple(text: Optional[str]) -> Optional[tuple[int, int]]:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _lookup_cc(name: str) -> Optional[str]:
-    try:
-        from setup_env import gpus
-    except ImportError:  # the catalogue is another module; plan without it
-        return None
-    try:
-        model = gpus.lookup(name)
-    except (ValueError, KeyError, LookupError, OSError):
-        return None
-    return model.compute_capability if model is not None else None
-
-
 def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
+    from setup_env.resolve import resolve_gpu
+
     out: list[_NvGpu] = []
     if facts.nvidia is None:
         return out
     for g in facts.nvidia.gpus:
-        cc = g.compute_capability or _lookup_cc(g.name)
-        out.append(_NvGpu(label=f"GPU {g.index} {g.name}", name=g.name, cc=_cc_tuple(cc)))
+        r = resolve_gpu(g)
+        w = r.window
+        out.append(
+            _NvGpu(
+                label=f"GPU {g.index} {g.name}",
+                name=g.name,
+                cc=_cc_tuple(r.compute_capability),
+                first_branch=w.first_branch if w is not None else None,
+                last_branch=w.last_branch if w is not None else None,
+            )
+        )
     return out
 
 
@@ -819,18 +821,12 @@ def _driver_fixes(ctx: _Ctx, installable: list[Release], chosen: _Candidate) -> 
             return
 
 
-# The newest driver branch per GPU generation (NVIDIA ended Kepler with R470 and
-# Maxwell/Pascal/Volta with R580; setup_env/cloudplan.py cites the same).
-_LAST_BRANCH = {3: 470, 5: 580, 6: 580}
-
-
 def _driver_possible(ctx: _Ctx, need: Version) -> bool:
+    """False (with the reason) when a GPU's last driver branch is older than ``need``."""
     for g in ctx.nv:
         if g.cc is None:
             continue
-        last = _LAST_BRANCH.get(g.cc[0])
-        if g.cc == (7, 0) or g.cc == (7, 2):
-            last = 580
+        last = g.last_branch
         if last is not None and need.major > last:
             ctx.reasons.append(
                 f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
@@ -1534,17 +1530,6 @@ def _poetry(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
 
 # --- what-if: facts from a spec ------------------------------------------------------------------
 
-# AMD Instinct / Radeon names -> gfx target (AMD, "GPU hardware specifications":
-# https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html).
-AMD_GFX = {
-    "mi355x": "gfx950", "mi350x": "gfx950", "mi325x": "gfx942", "mi300x": "gfx942",
-    "mi300a": "gfx942", "mi250x": "gfx90a", "mi250": "gfx90a", "mi210": "gfx90a",
-    "mi100": "gfx908", "mi50": "gfx906", "rx 7900 xtx": "gfx1100", "rx 7900 xt": "gfx1100",
-    "w7900": "gfx1100", "rx 9070 xt": "gfx1201", "rx 6800 xt": "gfx1030",
-}  # fmt: skip
-_INTEL = re.compile(r"(?i)^(?:intel\s+)?(?:arc|data center gpu max|max\s*1[15]\d0|xpu|b580|a770)")
-_APPLE = re.compile(r"(?i)^(?:apple\s+)?m([1-9])(?:\s+(pro|max|ultra))?$")
-
 
 def spec_facts(
     *,
@@ -1587,6 +1572,8 @@ def spec_facts(
         raise PlanError("--glibc applies to --os linux only")
     if macos is not None and os_name != "macos":
         raise PlanError("--macos applies to --os macos only")
+    from setup_env.gpus import identify
+
     src = "spec"
     tags = interpreter_tags(pyver, free, os_name, a, glibc, macos)
     nv: list[Gpu] = []
@@ -1597,34 +1584,29 @@ def spec_facts(
         name = name.strip()
         if not name or len(name) > 100:
             raise PlanError(f"--gpu {name!r}: empty or too long")
-        gfx = AMD_GFX.get(
-            re.sub(r"(?i)^(amd\s+)?(instinct\s+|radeon\s+(pro\s+)?)?", "", name).lower()
-        )
-        if re.fullmatch(r"(?i)gfx[0-9a-f]{3,4}", name):
-            gfx = name.lower()
-        if gfx is not None:
-            amd.append(Gpu(index=i, name=name, vendor="amd", gfx_arch=gfx, source=src))
-            continue
-        if _INTEL.match(name):
+        found = identify(name)
+        if found.vendor == "amd" and found.amd is not None:
+            amd.append(Gpu(index=i, name=name, vendor="amd", gfx_arch=found.amd.gfx, source=src))
+        elif found.vendor == "intel":
             intel.append(Gpu(index=i, name=name, vendor="intel", source=src))
-            continue
-        am = _APPLE.match(name)
-        if am:
+        elif found.vendor == "apple":
+            gen, variant = found.apple_generation, found.apple_variant
             apple = AppleInfo(
-                chip=f"Apple M{am.group(1)}" + (f" {am.group(2).title()}" if am.group(2) else ""),
-                generation=int(am.group(1)),
-                variant=am.group(2).title() if am.group(2) else None,
+                chip=f"Apple M{gen}" + (f" {variant}" if variant else ""),
+                generation=gen,
+                variant=variant,
                 mps_eligible=True,
                 sources={"chip": src},
             )
-            continue
-        cc = _lookup_cc(name)
-        if cc is None:
+        elif found.nvidia is not None:
+            cc = found.nvidia.compute_capability
+            nv.append(Gpu(index=i, name=name, vendor="nvidia", compute_capability=cc, source=src))
+        else:
+            close = f"; closest known: {', '.join(found.suggestions)}" if found.suggestions else ""
             raise PlanError(
-                f'--gpu {name!r}: not a GPU the catalogue knows; give a model ("RTX 5090") '
-                f"or an architecture (sm_120)"
+                f"--gpu {name!r}: not a GPU the catalogue knows ({found.code}){close}; give a "
+                f'model ("RTX 5090", "MI300X") or an architecture (sm_120, gfx1100)'
             )
-        nv.append(Gpu(index=i, name=name, vendor="nvidia", compute_capability=cc, source=src))
     if (amd or intel) and os_name == "macos":
         raise PlanError("--gpu: AMD/Intel GPUs are planned on linux or windows")
     if nv and os_name == "macos":
@@ -1660,10 +1642,12 @@ def spec_facts(
 
 def facts_summary(facts: Facts) -> dict[str, object]:
     """The parts of the facts the plan used, for the JSON output."""
+    from setup_env.resolve import compute_capability
+
     nv = facts.nvidia
     gpus_ = []
     for g in facts.gpus:
-        cc = g.compute_capability or (_lookup_cc(g.name) if g.vendor == "nvidia" else None)
+        cc = compute_capability(g) if g.vendor == "nvidia" else g.compute_capability
         gpus_.append(
             {
                 "index": g.index,
