@@ -694,6 +694,7 @@ def _nvidia_plan(ctx: _Ctx, installable: list[Release]) -> Plan:
         )
     if ctx.facts.nvidia is not None and ctx.facts.nvidia.error:
         ctx.warnings.append(f"the NVIDIA driver reported: {ctx.facts.nvidia.error}")
+    _driver_window_findings(ctx)
     blockers: dict[str, list[str]] = {}
     unverified_fits: list[str] = []
     chosen: Optional[_Candidate] = None
@@ -782,7 +783,14 @@ def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
                 else ""
             )
         )
-        _upgrade_driver_fix(ctx, c.min_driver or "", f"torch {c.release.version}", prio=1, new=True)
+        _upgrade_driver_fix(
+            ctx,
+            c.min_driver or "",
+            f"torch {c.release.version}",
+            prio=1,
+            new=True,
+            fallback=(c.mvc_floor or "") if not c.ptx_gpus else "",
+        )
     if not c.via_pypi:
         pv = c.release.pypi_variant.get(t.platform or "")
         if pv is not None:
@@ -828,31 +836,75 @@ def _driver_possible(ctx: _Ctx, need: Version) -> bool:
             continue
         last = g.last_branch
         if last is not None and need.major > last:
-            ctx.reasons.append(
+            why = (
                 f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
                 f"driver >= {need} is not available for it"
             )
+            if why not in ctx.reasons:
+                ctx.reasons.append(why)
             return False
     return True
 
 
-def _upgrade_driver_fix(ctx: _Ctx, need: str, what: str, prio: int, new: bool = False) -> None:
+def _driver_window_findings(ctx: _Ctx) -> None:
+    """A driver older than the first branch that knows a GPU (RTX 50xx before R570): the GPU
+    is invisible to CUDA until the driver is upgraded."""
+    raw = ctx.facts.nvidia.driver_version if ctx.facts.nvidia else None
+    drv = _v(raw)
+    if drv is None:
+        return
+    for g in ctx.nv:
+        if g.cc is None or g.first_branch is None or drv.major >= g.first_branch:
+            continue
+        ctx.reasons.append(
+            f"driver {raw} is older than R{g.first_branch}, the first driver branch that runs "
+            f"{g.name} ({_sm(g.cc)}): CUDA sees no usable GPU until the driver is upgraded"
+        )
+        _upgrade_driver_fix(ctx, f"{g.first_branch}", f"{g.name} ({_sm(g.cc)})", prio=0)
+
+
+def _upgrade_driver_fix(
+    ctx: _Ctx, need: str, what: str, prio: int, new: bool = False, fallback: str = ""
+) -> None:
+    """An upgrade-driver fix; never for a driver a GPU cannot run (its driver window's last
+    branch: R470 for Kepler, R580 for Maxwell/Pascal/Volta). ``fallback`` is a lower driver
+    that also serves (the minor-version-compatibility floor), tried when ``need`` is too new."""
     if not need:
+        return
+    need_v = _v(need)
+    if need_v is not None and any(
+        g.last_branch is not None and need_v.major > g.last_branch for g in ctx.nv
+    ):
+        if fallback and fallback != need:
+            fb = _v(fallback)
+            if fb is not None and _driver_possible(ctx, fb):
+                _driver_possible(ctx, need_v)
+                _upgrade_driver_fix(ctx, fallback, what, prio, new)
+                return
+        _driver_possible(ctx, need_v)
         return
     verb = "Install" if new else "Upgrade"
     branch = need.split(".")[0]
+    lasts = [g for g in ctx.nv if g.last_branch is not None]
+    cap = min(lasts, key=lambda g: g.last_branch or 0) if lasts else None
+    newer = (
+        f"R{branch} to R{cap.last_branch}, the last branch for {cap.name}"
+        if cap is not None
+        else f"R{branch} or newer"
+    )
+    upto = f", up to R{cap.last_branch} (the last for {cap.name})" if cap is not None else ""
     if ctx.t.wsl:
         ctx.fix(
             prio,
             "upgrade-driver",
-            f"{verb} the NVIDIA driver on Windows to >= {need} for {what} (WSL2 uses the Windows "
-            f"driver; never install a Linux NVIDIA driver inside WSL)",
+            f"{verb} the NVIDIA driver on Windows to >= {need}{upto} for {what} (WSL2 uses the "
+            f"Windows driver; never install a Linux NVIDIA driver inside WSL)",
         )
     elif ctx.t.os == "windows":
         ctx.fix(
             prio,
             "upgrade-driver",
-            f"{verb} the NVIDIA driver to >= {need} for {what} (NVIDIA App or "
+            f"{verb} the NVIDIA driver to >= {need}{upto} for {what} (NVIDIA App or "
             f"https://www.nvidia.com/Download/index.aspx)",
         )
     else:
@@ -861,7 +913,7 @@ def _upgrade_driver_fix(ctx: _Ctx, need: str, what: str, prio: int, new: bool = 
         ctx.fix(
             prio,
             "upgrade-driver",
-            f"{verb} the NVIDIA driver to >= {need} (branch R{branch} or newer) for {what}, "
+            f"{verb} the NVIDIA driver to >= {need} (branch {newer}) for {what}, "
             f"from your distribution's packages or NVIDIA's CUDA repository; reboot after",
             cmd,
         )
