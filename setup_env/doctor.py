@@ -322,6 +322,7 @@ def examine(
     if torch is not None:
         out.extend(_driver_findings(facts, torch, plan, know))
         out.extend(_arch_findings(facts, torch, plan, know))
+        out.extend(_rocm_arch_findings(facts, torch, plan))
         out.extend(_companion_findings(facts, torch, know))
         out.extend(_toolkit_findings(facts, torch))
     out.extend(_shadow_findings(facts))
@@ -406,6 +407,40 @@ def _driver_findings(
             fix=fix,
             command=command,
             details={"min_driver": floor or ""},
+        )
+    ]
+
+
+def _rocm_arch_findings(facts: Facts, torch: InstalledPackage, plan: Any) -> list[Finding]:
+    """An installed ROCm torch without the AMD GPU's gfx target (the ROCm twin of the CUDA arch
+    check; setup_env.rocmplan reads which gfx targets each ROCm wheel carries)."""
+    if facts.rocm is None or not facts.rocm.gpus:
+        return []
+    from setup_env.resolve import resolve_gpu
+    from setup_env.rocmplan import MISSING, installed_gap
+
+    pairs = [(g.name, g.gfx_arch or resolve_gpu(g).gfx) for g in facts.rocm.gpus]
+    gap = installed_gap(torch.version, torch.variant, pairs)
+    if gap is None:
+        return []
+    plan_variant = getattr(plan, "variant", None)
+    return [
+        Finding(
+            MISSING,
+            "error",
+            "the installed torch has no kernels for " + ", ".join(gap.gpus),
+            evidence=(
+                f"torch {gap.torch_version} ({gap.variant}) carries " + " ".join(gap.targets),
+            ),
+            fix=(
+                "install the build the plan names"
+                if plan_variant and plan_variant != torch.variant
+                else f"build PyTorch from source with PYTORCH_ROCM_ARCH={';'.join(gap.missing)} "
+                "(HSA_OVERRIDE_GFX_VERSION is an unsupported workaround)"
+            ),
+            command=_install_command(plan, reinstall=True)
+            if plan_variant and plan_variant != torch.variant
+            else None,
         )
     ]
 

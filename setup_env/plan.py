@@ -1018,8 +1018,17 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: str) -> Plan:
     plat = t.platform or ""
     what = "AMD" if family == "rocm" else "Intel"
     gpus_ = ctx.amd if family == "rocm" else ctx.intel
-    names = ", ".join(sorted({g.name + (f" ({g.gfx_arch})" if g.gfx_arch else "") for g in gpus_}))
+    names = ", ".join(
+        sorted(
+            {
+                g.name + (f" ({g.gfx_arch})" if g.gfx_arch not in (None, g.name) else "")
+                for g in gpus_
+            }
+        )
+    )
     unverified: list[str] = []
+    gfx_ids = _amd_gfx(ctx) if family == "rocm" else []
+    gfx_blocked: list[str] = []  # "2.6.0+rocm6.2.4" whose wheel lacks a GPU's gfx
     for rel in installable:
         ok, _w = _installable(rel, t, via_pypi=False)
         if not ok:
@@ -1027,6 +1036,12 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: str) -> Plan:
         vs = [v for v in rel.index if v.startswith(family) and plat in rel.index[v]]
         good = [v for v in vs if rel.index[v][plat].verified]
         unverified += [f"{rel.version}+{v}" for v in vs if v not in good]
+        if family == "rocm" and gfx_ids:
+            from setup_env.rocmplan import wheel_fit
+
+            fitting = [v for v in good if wheel_fit(str(rel.version), v, gfx_ids).fits is not False]
+            gfx_blocked += [f"{rel.version}+{v}" for v in good if v not in fitting]
+            good = fitting
         if not good:
             continue
         variant = max(good, key=_rocm_key) if family == "rocm" else good[0]
@@ -1045,10 +1060,7 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: str) -> Plan:
                     f"index; run `setup-env matrix refresh` where download.pytorch.org is reachable"
                 )
         if family == "rocm":
-            ctx.warnings.append(
-                "the data doesn't list which gfx architectures each ROCm wheel carries: check "
-                "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after install)"
-            )
+            _rocm_gfx_lines(ctx, str(rel.version), variant, gfx_ids, gfx_blocked)
         else:
             ctx.warnings.append(
                 "XPU wheels need Intel's GPU driver (Linux: the i915/xe kernel driver plus the "
@@ -1057,9 +1069,91 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: str) -> Plan:
         return _finish(ctx, rel, variant, False, "ok", None, None, installable)
     if family == "rocm" and plat != "linux_x86_64":
         ctx.reasons.append(f"PyTorch publishes ROCm wheels for Linux x86_64 only, not {plat}")
+    elif family == "rocm" and gfx_blocked:
+        _rocm_gfx_none(ctx, installable, gfx_ids, gfx_blocked)
     else:
         ctx.reasons.append(f"no confirmed {family} build of torch fits this interpreter")
     return _cpu_plan(ctx, installable, fallback=True)
+
+
+def _amd_gfx(ctx: _Ctx) -> list[str]:
+    from setup_env.resolve import resolve_gpu
+
+    out: list[str] = []
+    for g in ctx.amd:
+        gfx = g.gfx_arch or resolve_gpu(g).gfx
+        if gfx and gfx not in out:
+            out.append(gfx)
+    return out
+
+
+def _rocm_gfx_lines(
+    ctx: _Ctx, version: str, variant: str, gfx_ids: list[str], blocked: list[str]
+) -> None:
+    from setup_env.rocmplan import wheel_fit
+
+    fit = wheel_fit(version, variant, gfx_ids)
+    if fit.fits:
+        ctx.reasons.append(
+            f"torch {version}+{variant} carries {', '.join(gfx_ids)} (PYTORCH_ROCM_ARCH of "
+            f"PyTorch's build: {' '.join(fit.targets)})"
+        )
+    else:
+        ctx.warnings.append(
+            "the data doesn't list which gfx architectures this ROCm wheel carries: check "
+            "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after install)"
+        )
+    if blocked:
+        ctx.reasons.append(
+            f"{', '.join(blocked[:3])}: no kernels for {', '.join(gfx_ids)} (rocm-gfx-not-in-wheel)"
+        )
+
+
+def _rocm_gfx_none(
+    ctx: _Ctx, installable: list[Release], gfx_ids: list[str], blocked: list[str]
+) -> None:
+    """No official ROCm wheel carries the GPU's gfx: CPU, with the ways out ranked."""
+    from setup_env.rocmplan import first_release_with, never_official, wheel_fit
+
+    newest = blocked[0]
+    rel_v, variant = newest.split("+", 1)
+    missing = [g for g in gfx_ids if not wheel_fit(rel_v, variant, [g]).fits]
+    names = ", ".join(g.name for g in ctx.amd if g.gfx_arch in missing and g.name != g.gfx_arch)
+    ctx.reasons.append(
+        f"no official ROCm wheel of torch {newest.split('+')[0]} carries {', '.join(missing)}"
+        + (f" ({names})" if names else "")
+        + ": PyTorch builds for a fixed list of gfx targets (rocm-gfx-not-in-wheel)"
+    )
+    never = [g for g in missing if never_official(g)]
+    later = {}
+    for g in missing:
+        if g in never:
+            continue
+        rels = sorted((str(r.version) for r in ctx.matrix.releases), key=Version)
+        variants = sorted({v for r in ctx.matrix.releases for v in r.index if v.startswith("rocm")})
+        first = first_release_with(g, rels, variants)
+        if first is not None:
+            later[g] = first
+    for g, first in later.items():
+        ctx.fix(
+            5,
+            "pin-torch",
+            f"torch {first} or newer carries {g}: plan without the --torch pin "
+            f"(or with --torch {'.'.join(first.split('.')[:2])})",
+        )
+    arch = ";".join(missing)
+    ctx.fix(
+        10,
+        "build-from-source",
+        f"build PyTorch from source for your GPU: PYTORCH_ROCM_ARCH={arch} python setup.py "
+        f"develop, on ROCm (https://github.com/pytorch/pytorch#amd-rocm-support)",
+    )
+    if never:
+        ctx.warnings.append(
+            f"{', '.join(never)} is in no official PyTorch ROCm wheel; HSA_OVERRIDE_GFX_VERSION "
+            f"(making the runtime report a listed target) is a community workaround, not a "
+            f"supported configuration: kernels may fail or give wrong results"
+        )
 
 
 # --- CPU / Apple ---------------------------------------------------------------------------------
