@@ -907,7 +907,9 @@ def _build(
     rocm_build = _value(fields.get("ROCM used to build PyTorch"))
     hip_runtime = _value(fields.get("HIP runtime version"))
     nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
-    nv_gpus = [_with_cc(g) for g in nv_gpus]
+    from setup_env.resolve import fill
+
+    nv_gpus = [fill(g) for g in nv_gpus]  # the catalogue's compute capability (one resolve step)
     driver = _value(fields.get("Nvidia driver version"))
     # torch's messages: the driver's CUDA version, GPUs the GPU list did not show.
     cuda_driver = next((m.cuda_driver for m in messages if m.cuda_driver), None)
@@ -1081,23 +1083,3 @@ def _xpu_gpus(lines: list[str]) -> tuple[Gpu, ...]:
         if m:
             out.append(Gpu(index=len(out), name=m.group(1), vendor="intel", source=SOURCE))
     return tuple(out)
-
-
-def _with_cc(gpu: Gpu) -> Gpu:
-    """Fill the compute capability from the GPU catalogue, when the catalogue knows the name."""
-    cc = lookup_compute_capability(gpu.name)
-    return replace(gpu, compute_capability=cc) if cc else gpu
-
-
-def lookup_compute_capability(name: str) -> Optional[str]:
-    """The catalogue's compute capability for a GPU name, or None (unknown name, no catalogue)."""
-    try:
-        from setup_env import gpus as catalogue
-    except ImportError:  # the catalogue module is optional at this layer
-        return None
-    try:
-        model = catalogue.lookup(name)
-    except (KeyError, ValueError, LookupError):
-        return None
-    cc = getattr(model, "compute_capability", None) if model is not None else None
-    return str(cc) if cc else None
