@@ -357,12 +357,6 @@ gpu("RTX-5080",         "NVIDIA GeForce RTX 5080",        "12.0", GF, 16,   None
 gpu("RTX-5090",         "NVIDIA GeForce RTX 5090",        "12.0", GF, 32,   209.5,  104.8, 1792,
     ["CC", "WP-RTX-BLACKWELL", "GF-50"], ("RTX 5090",))
 # Seen in real collect_env reports (tests/fixtures/collect_env/): compute capability only.
-gpu("TITAN-XP",         "NVIDIA TITAN Xp",                "6.1", GF,  None, None,   None, None,
-    ["CC"], ("TITAN Xp",))
-gpu("TITAN-RTX",        "NVIDIA TITAN RTX",               "7.5", GF,  None, None,   None, None,
-    ["CC"], ("TITAN RTX",))
-gpu("QUADRO-M2000",     "NVIDIA Quadro M2000",            "5.2", WS,  None, None,   None, None,
-    ["CC"], ("Quadro M2000",))
 gpu("GT-720",           "NVIDIA GeForce GT 720",          "3.5", GF,  None, None,   None, None,
     ["CC-LEGACY"], ("GeForce GT 720", "GT 720"))
 # --- embedded --------------------------------------------------------------------------------
