@@ -7,8 +7,9 @@ pasted report) alike. The messages torch printed inside a pasted report reach th
 notes with source ``collect_env:warning`` (see :func:`setup_env.collect_env.read_messages`).
 
 Knowledge lives elsewhere: driver minimums, architectures per wheel and releases come from the
-wheel matrix; only the drivers of the CUDA toolkits older than the matrix (which starts at CUDA
-11.6) are tabled here, each row with its source.
+wheel matrix and ``setup_env.cuda`` (which GPU runs which arch list); only the drivers of the CUDA
+toolkits older than the matrix's ``cuda`` rows (which start at 11.6) are tabled here, each row with
+its source, until the matrix carries them.
 """
 
 from __future__ import annotations
@@ -464,11 +465,13 @@ def newest_with_arch(
     """(torch version, variant, driver floor) of the newest build in the matrix with native
     kernels for ``cc`` on this platform; among that release's builds, one ``driver`` already
     runs, else the one needing the lowest driver."""
-    from setup_env.doctor import _platform, gpu_runs_on
+    from setup_env.cuda import parse_cc, runs_on
+    from setup_env.doctor import _platform
 
     m = getattr(know, "_m", lambda: None)()
     matrix = getattr(m, "matrix", None)
-    if matrix is None or not cc:
+    target = parse_cc(cc)
+    if matrix is None or target is None:
         return None
     plat = _platform(facts)
     os_family = "windows" if facts.os.family == "windows" or facts.os.wsl else "linux"
@@ -482,7 +485,7 @@ def newest_with_arch(
             if not variant.startswith("cu"):
                 continue
             b = matrix.build(variant, rel.version, plat)
-            if b is None or gpu_runs_on(cc, b.arch_names()) != "sass":
+            if b is None or runs_on(target, b.arch_names()) != "sass":
                 continue
             floor = driver_floor(b.cuda, os_family, know) or ""
             cands.append((_vt(floor), variant, floor))
