@@ -189,12 +189,16 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
     #    and torch's own "driver too old" message).
     too_old = [m for m in messages if m.kind == "driver-too-old"]
     cuda = _cuda_of(torch) if torch is not None else None
-    if cuda and "cuda-newer-than-driver" not in codes:
+    if (cuda or too_old) and "cuda-newer-than-driver" not in codes:
         driver = facts.nvidia.driver_version if facts.nvidia is not None else None
-        floor = driver_floor(cuda, os_family, know)
+        floor = driver_floor(cuda, os_family, know) if cuda else None
         old = cuda in OLD_CUDA_DRIVERS
         if (driver and floor and _vt(driver) < _vt(floor)) or too_old:
-            evidence = [f"torch {torch.version} is built with CUDA {cuda}"]  # type: ignore[union-attr]
+            evidence = (
+                [f"torch {torch.version} is built with CUDA {cuda}"]  # type: ignore[union-attr]
+                if cuda
+                else []
+            )
             if driver:
                 evidence.append(f"NVIDIA driver {driver}")
             for m in too_old:
@@ -208,7 +212,7 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
                     + (
                         " (CUDA 11.0 and older have no minor-version compatibility: each "
                         "toolkit has its own minimum)"
-                        if old and _vt(cuda) <= (11, 0)
+                        if old and _vt(cuda or "") <= (11, 0)
                         else ""
                     )
                 )
@@ -219,8 +223,13 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
                 Finding(
                     "cuda-newer-than-driver",
                     "error",
-                    f"torch's CUDA {cuda} needs a newer NVIDIA driver than "
-                    + (driver or f"this one (CUDA {too_old[0].cuda_driver})"),
+                    (
+                        f"torch's CUDA {cuda} needs a newer NVIDIA driver than "
+                        + (driver or f"this one (CUDA {too_old[0].cuda_driver})")
+                    )
+                    if cuda
+                    else "the NVIDIA driver is too old for the installed torch (it runs CUDA "
+                    f"{too_old[0].cuda_driver} at most)",
                     evidence=tuple(evidence),
                     fix=(
                         f"upgrade the NVIDIA driver to >= {floor}"

@@ -459,7 +459,9 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     found: list[tuple[int, TorchMessage]] = []
 
     def add(pos: int, msg: TorchMessage) -> None:
-        if all(m != msg for _, m in found):
+        if msg.library:
+            msg = replace(msg, library=msg.library.rstrip("."))
+        if all(replace(m, text="") != replace(msg, text="") for _, m in found):
             found.append((pos, msg))
 
     def snip(m: re.Match[str]) -> str:
