@@ -268,7 +268,10 @@ build("cu124", ["2.6"], X86, "12.4.1", _M, "", "I", f"{WM} §3a")
 build("cu124", ["2.4", "2.5"], ARM, "12.4.1", "9.0", "", "V", f"{_B} release/2.4, 2.5 cuda-aarch64")
 build("cu126", ["2.6"], X86, "12.6.2", _M, "", "I", f"{WM} §3a")
 build("cu126", _series("2.7", "2.14"), X86, "12.6.3", _M, "", "V", f"{_P}; RELEASE.md matrix")
-build("cu126", ["2.6"], ARM, "12.6.2", "5.0;6.0;7.0;8.0;9.0", "", "I", f"{WM} §3a (before #163764)")
+_AARCH = "pytorch/pytorch .ci/aarch64_linux/aarch64_ci_build.sh"
+# Data review 2026-12 row 4: the 2.6 SBSA build's list is 12.6 -> "9.0" (the long list lived
+# briefly on 2.9 nightlies): no aarch64 CUDA wheel of 2.6/2.7 runs sm_7x (AWS g5g's T4G).
+build("cu126", ["2.6"], ARM, "12.6.2", "9.0", "", "V", f"{_AARCH} (12.6 -> 9.0); #140844, #146378")
 build("cu126", _series("2.9", "2.14"), ARM, "12.6.3", "8.0;9.0", "", "V", "pytorch/pytorch#163764")
 _BW = "7.5;8.0;8.6;9.0;10.0;12.0"
 build("cu128", ["2.7"], X86, "12.8.0", _BW, "", "I", f"{WM} §3a (PRs #146265, #147607)")
@@ -279,11 +282,21 @@ build(
 )  # fmt: skip
 build("cu128", ["2.11"], X86, "12.8.1", _BW, "", "V", "PR #175253; #182250 (no compute_ entry)")
 _ARM12 = "8.0;9.0;10.0;12.0"
-build("cu128", ["2.7", "2.9", "2.10", "2.11"], ARM, "12.8.1", _ARM12, "", "V", f"{WM} §3a")
+# Review row 3: sm_80 reached the SBSA builds in July 2025 (2.8 on); 2.7's list is 9.0;10.0;12.0.
+build(
+    "cu128", ["2.7"], ARM, "12.8.1", "9.0;10.0;12.0", "", "V", f"{_AARCH} (12.8); #146378, #157843"
+)
+build("cu128", ["2.9", "2.10", "2.11"], ARM, "12.8.1", _ARM12, "", "V", f"{WM} §3a")
 build("cu129", ["2.8"], X86, "12.9.1", "7.0;" + _BW, "", "V", _P, note=_NO_PTX)
 build(
-    "cu129", _series("2.9", "2.13"), ("linux_x86_64",), "12.9.1", "7.0;" + _BW, "", "V", _P,
+    "cu129", _series("2.9", "2.10"), ("linux_x86_64",), "12.9.1", "7.0;" + _BW, "", "V", _P,
     note=_NO_PTX,
+)  # fmt: skip
+# Review row 5: Volta left the 12.8 and 12.9 builds before 2.11 (pytorch/pytorch#172598,
+# 2026-01-15; RELEASE.md diff in #175253).
+build(
+    "cu129", _series("2.11", "2.13"), ("linux_x86_64",), "12.9.1", _BW, "", "V",
+    f"{_P}; #172598 (Volta excluded), #175253", note=_NO_PTX,
 )  # fmt: skip
 build("cu129", _series("2.8", "2.13"), ARM, "12.9.1", _ARM12, "", "I", _P, note=_NO_PTX)
 build("cu130", ["2.9", "2.10"], X86, "13.0.0", _BW, "", "V", _P, note=_NO_PTX)
@@ -404,6 +417,13 @@ def _interp_key(pa: str) -> tuple[int, int, str]:
     return (int(m.group(1)), int(m.group(2)), abi) if m else (0, 0, pa)
 
 
+# Curated corrections of the draft's driver table (data review 2026-12 row 1): NVIDIA's release
+# notes table 2 prints ">=525.60.13 / >=528.33" for CUDA 12.x; 527.41 is the 12.0 GA toolkit row.
+# Source: https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 2), also
+# https://docs.nvidia.com/deploy/cuda-compatibility/ (minor version compatibility).
+MVC_WINDOWS_CORRECTED: dict[str, str] = {"12.x": "528.33"}
+
+
 def driver_table(ref: dict[str, Any]) -> dict[str, Any]:
     table = ref["nvidia_driver_table"]
     cuda: dict[str, Any] = {}
@@ -429,6 +449,7 @@ def driver_table(ref: dict[str, Any]) -> dict[str, Any]:
         }
         mvc = table["minor_version_compatibility"][f"{major}.x"]
         win_mvc = (mvc.get("windows_min") or mvc["linux_min"]).split(" ")[0]
+        win_mvc = MVC_WINDOWS_CORRECTED.get(f"{major}.x", win_mvc)
         entry["mvc"] = {
             "linux": mvc["linux_min"],
             "windows": win_mvc,
