@@ -52,10 +52,11 @@ _WINDOWS_FAMILY = {
     "win_arm64": "windows_arm64",
     "win32": "windows_x86",
 }
-_LINUX_TAG = re.compile(
+# Patterns, not compiled here: detect imports this module and never parses a tag (re caches them).
+_LINUX_TAG = (
     r"(?:manylinux_\d+_\d+|manylinux1|manylinux2010|manylinux2014|musllinux_\d+_\d+|linux)_(\w+)"
 )
-_MAC_TAG = re.compile(r"macosx_(\d+)_(\d+)_(\w+)")
+_MAC_TAG = r"macosx_(\d+)_(\d+)_(\w+)"
 
 
 def version_tuple(text: str | None) -> tuple[int, int] | None:
@@ -251,10 +252,10 @@ def platform_of_tag(tag: str) -> str | None:
     ``linux_x86_64`` -> ``linux_<arch>``; ``win_amd64`` -> ``windows_x86_64``;
     ``macosx_14_0_arm64`` -> ``macos_arm64`` (``universal2`` -> ``macos_universal2``); ``any`` or
     an unknown tag -> None."""
-    m = _LINUX_TAG.fullmatch(tag)
+    m = re.fullmatch(_LINUX_TAG, tag)
     if m:
         return f"linux_{m.group(1)}"
-    m = _MAC_TAG.fullmatch(tag)
+    m = re.fullmatch(_MAC_TAG, tag)
     if m:
         return f"macos_{m.group(3)}"
     return _WINDOWS_FAMILY.get(tag)
@@ -270,7 +271,7 @@ def floor_of_tag(tag: str) -> tuple[str, tuple[int, int]] | None:
     for minor, legacy in _MANYLINUX_LEGACY.items():
         if tag.startswith(legacy + "_"):
             return "glibc", (2, minor)
-    m = _MAC_TAG.fullmatch(tag)
+    m = re.fullmatch(_MAC_TAG, tag)
     if m:
         return "macos", (int(m.group(1)), int(m.group(2)))
     return None
