@@ -128,6 +128,8 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
         except PlanError as exc:
             raise _BadInput(str(exc)) from exc
         return facts, described
+    if cloud and spec_given == ["gpu"]:
+        spec_given = []  # --gpu names the GPUs attached to a cloud machine type (GCP n1-*)
     if spec_given:
         raise _BadInput(f"--{spec_given[0]} describes another machine: add --os (what-if mode)")
     if cloud:
