@@ -37,6 +37,10 @@ from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's setup_env, installed or not
+from setup_env import refresh  # noqa: E402  (the one writer of wheels.json, and the tag rules)
+from setup_env.tags import platform_of_tag  # noqa: E402
+
 OUT = ROOT / "setup_env" / "data" / "wheels.json"
 DEFAULT_REFERENCE = ROOT / "tests" / "fixtures" / "reference"
 SCHEMA_VERSION = 1
@@ -413,28 +417,6 @@ def _interp_key(pa: str) -> tuple[int, int, str]:
     return (int(m.group(1)), int(m.group(2)), abi) if m else (0, 0, pa)
 
 
-def python_versions(files: dict[str, set[str]]) -> list[str]:
-    """cp311-cp311 -> 3.11; cp314-cp314t -> 3.14t; cp37-cp37m -> 3.7."""
-    seen = set()
-    for tags in files.values():
-        for pa in tags:
-            py, abi = pa.split("-")
-            m = re.match(r"cp(\d)(\d+)$", py)
-            if m:
-                seen.add((int(m.group(1)), int(m.group(2)), abi.endswith("t")))
-    return [f"{a}.{b}{'t' if t else ''}" for a, b, t in sorted(seen, key=lambda x: (x[2], x))]
-
-
-def platform_of_tag(tag: str) -> str | None:
-    if tag.startswith(("manylinux", "linux")):
-        return "linux_x86_64" if tag.endswith("x86_64") else "linux_aarch64"
-    if tag == "win_amd64":
-        return "windows_x86_64"
-    if tag.startswith("macosx"):
-        return "macos_arm64" if tag.endswith("arm64") else "macos_x86_64"
-    return None
-
-
 # Curated corrections of the draft's driver table (data review 2026-12 row 1): NVIDIA's release
 # notes table 2 prints ">=525.60.13 / >=528.33" for CUDA 12.x; 527.41 is the 12.0 GA toolkit row.
 # Source: https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 2), also
@@ -603,19 +585,12 @@ def generate(reference: Path) -> dict[str, Any]:
             if Version(first) <= Version(series) <= Version(last):
                 for plat in ("linux_x86_64", "linux_aarch64"):
                     pmin[plat] = {"glibc": glibc, "confidence": conf, "source": src}
-        macs = sorted({t for t in files if t.startswith("macosx") and t.endswith("arm64")})
-        if macs:
-            # the lowest macOS any arm64 file of this release installs on
-            low = min(macs, key=lambda t: tuple(int(x) for x in t.split("_")[1:3]))
-            pmin["macos_arm64"] = {
-                "macos": ".".join(low.split("_")[1:3]),
-                "confidence": "V",
-                "source": cap_src + " (platform tags)",
-            }
+        # the lowest macOS any arm64 file of this release installs on
+        pmin.update(refresh.platform_min_from_tags(files, ["macos_arm64"], cap_src))
         releases[rel] = {
             "uploaded": min(row["up"]),
             "requires_python": rp[0] if len(rp) == 1 else ", ".join(rp),
-            "python": python_versions(row["files"]),
+            "python": refresh.python_versions(row["files"]),
             "pypi_files": files,
             "pypi_variant": pv,
             "index": {k: dict(sorted(index[k].items())) for k in sorted(index)},
@@ -665,10 +640,6 @@ def generate(reference: Path) -> dict[str, Any]:
     }
 
 
-def dump(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=1, sort_keys=False) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE)
@@ -678,9 +649,16 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.reference / "captures" / "pypi-simple-torch.json").is_file():
         print(f"build_matrix: no captures under {args.reference}", file=sys.stderr)
         return 2
-    return write_or_check(
-        args.out, dump(generate(args.reference)), "scripts/build_matrix.py", args.check
-    )
+    doc = generate(args.reference)
+    if args.check:
+        return write_or_check(args.out, refresh.dump(doc), "scripts/build_matrix.py", True)
+    try:
+        refresh.write_matrix(args.out, doc)  # validated, then one atomic replace
+    except ValueError as exc:  # matrix.MatrixError: the generated document is invalid
+        print(f"build_matrix: nothing written: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out} ({len(refresh.dump(doc))} bytes)")
+    return 0
 
 
 if __name__ == "__main__":

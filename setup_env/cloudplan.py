@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env import tags as wheel_tags
 from setup_env.facts import (
     CloudInfo,
     CpuInfo,
@@ -262,20 +263,6 @@ def resolve_image(catalog: Catalog, key: str | None) -> Image:
 # --- the facts of an instance ----------------------------------------------------------------
 
 
-def _platform_tags(arch: str, glibc: str) -> list[str]:
-    """manylinux platform tags a glibc accepts, newest first (PEP 600, plus the legacy alias)."""
-    try:
-        minor = int(glibc.split(".")[1])
-    except (IndexError, ValueError):
-        minor = 17
-    tags = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)]
-    tags.append(f"manylinux2014_{arch}")
-    if arch == "x86_64":
-        tags += ["manylinux2010_x86_64", "manylinux1_x86_64"]
-    tags.append(f"linux_{arch}")
-    return tags
-
-
 def catalogue_gpus(inst: Instance) -> tuple[Gpu, ...]:
     """The GPUs the catalogue says an instance of this type has, as the detector would list them."""
     src = f"cloud_catalog:{inst.provider}/{inst.instance_type}"
@@ -339,11 +326,10 @@ def instance_facts(
     src = f"cloud_catalog:{inst.provider}/{inst.instance_type}"
     img_src = f"image:{image.key}"
     version = python_version or facts.python.version or "3.12"
-    parts = version.split(".")
-    xy = "".join(parts[:2])
     free = facts.python.free_threaded and python_version is None
-    abi = f"cp{xy}t" if free else f"cp{xy}"
-    tags = tuple(f"cp{xy}-{abi}-{plat}" for plat in _platform_tags(inst.host_arch, image.glibc))
+
+    plats = wheel_tags.platform_tags("linux", inst.host_arch, libc_version=image.glibc)
+    tags = tuple(wheel_tags.cpython_tags(version, plats, free_threaded=free))
     python = PythonInfo(
         version=version,
         implementation="cpython",

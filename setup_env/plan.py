@@ -152,44 +152,22 @@ def _platform(os_name: str, arch: str) -> Optional[str]:
     return None
 
 
-def platform_tags(os_name: str, arch: str, glibc: Optional[str], macos: Optional[str]) -> list[str]:
-    """The platform tags an interpreter on this OS accepts, most specific first."""
-    if os_name == "linux":
-        a = "x86_64" if arch == "x86_64" else "aarch64"
-        g = _v(glibc) or Version("2.35")
-        minor = g.minor if g.major == 2 else 17
-        out = []
-        for m in range(minor, 4, -1):
-            out.append(f"manylinux_2_{m}_{a}")
-            if m == 17:
-                out.append(f"manylinux2014_{a}")
-            if m == 12 and a == "x86_64":
-                out.append("manylinux2010_x86_64")
-            if m == 5 and a == "x86_64":
-                out.append("manylinux1_x86_64")
-        out.append(f"linux_{a}")
-        return out
-    if os_name == "windows":
-        return ["win_amd64"] if arch == "x86_64" else ["win_arm64"]
-    if os_name == "macos":
-        from packaging.tags import mac_platforms
-
-        mv = _v(macos) or Version("14.0")
-        a = "arm64" if arch in ("arm64", "aarch64") else "x86_64"
-        return list(mac_platforms((mv.major, mv.minor), a))
-    return []
+# A described or thinly captured machine whose glibc / macOS version is unknown is planned for
+# these (a current distribution, the macOS torch's newest wheels need).
+_ASSUMED_GLIBC = "2.35"
+_ASSUMED_MACOS = "14.0"
 
 
 def interpreter_tags(
     python: str, free_threaded: bool, os_name: str, arch: str, glibc: str | None, macos: str | None
 ) -> tuple[str, ...]:
     """``cp312-cp312-manylinux_2_28_x86_64``...: the tags of a CPython of that version."""
-    v = _v(python)
-    if v is None:
-        return ()
-    interp = f"cp{v.major}{v.minor}"
-    abi = interp + ("t" if free_threaded else "")
-    return tuple(f"{interp}-{abi}-{p}" for p in platform_tags(os_name, arch, glibc, macos))
+    from setup_env import tags
+
+    plats = tags.platform_tags(
+        os_name, arch, libc_version=glibc or _ASSUMED_GLIBC, macos=macos or _ASSUMED_MACOS
+    )
+    return tuple(tags.cpython_tags(python, plats, free_threaded=free_threaded))
 
 
 def _target(facts: Facts) -> _Target:
@@ -214,15 +192,11 @@ def _target(facts: Facts) -> _Target:
             facts.os.glibc,
             facts.os.macos_version,
         )
-    # packaging's cpython_tags() also accepts "<interp>-none-<platform>" for every platform tag
-    # (torch 2.2.2's Intel-Mac wheels are cp312-none-macosx_10_9_x86_64); a detector may list
-    # only the interpreter's own ABI.
-    extra = set()
-    for tag in tags:
-        parts = tag.split("-", 2)
-        if len(parts) == 3 and parts[0].startswith("cp"):
-            extra.add(f"{parts[0]}-none-{parts[2]}")
-    tagset = frozenset(tags) | frozenset(extra)
+    # packaging's cpython_tags() also accepts "<interp>-none-<platform>" for every platform tag;
+    # a detector may list only the interpreter's own ABI.
+    from setup_env.tags import none_tags
+
+    tagset = frozenset(tags) | frozenset(none_tags(tags))
     wsl = (facts.os.wsl or 0) >= 2
     return _Target(
         os=os_name,
@@ -360,7 +334,7 @@ def _rocm_key(variant: str) -> Version:
 
 def _installable(rel: Release, t: _Target, via_pypi: bool) -> tuple[bool, str]:
     """Can this interpreter install the release's wheels (from PyPI, or from the index)?"""
-    from setup_env.matrix import platform_of_tag
+    from setup_env.tags import platform_of_tag
 
     plat = t.platform
     if plat is None:
@@ -429,7 +403,7 @@ def _pa_of(t: _Target) -> str:
 
 
 def _platforms_of(rel: Release) -> set[str]:
-    from setup_env.matrix import platform_of_tag
+    from setup_env.tags import platform_of_tag
 
     return {p for p in (platform_of_tag(tag) for tag in rel.pypi_files) if p}
 
@@ -1601,7 +1575,7 @@ def _companion_wheel(ctx: _Ctx, name: str, version: Optional[Version]) -> bool:
     files = ctx.matrix.torchvision_files.get(str(version))
     if files is None:
         return True
-    from setup_env.matrix import platform_of_tag
+    from setup_env.tags import platform_of_tag
 
     have = {
         f"{pa}-{tag}"

@@ -13,8 +13,8 @@ from setup_env import matrix as mx
 from setup_env.facts import Facts, Gpu, NvidiaInfo
 from setup_env.plan import Plan, PlanError, PlanOptions, make_plan, spec_facts
 
-M = mx.load_matrix(mx.BUNDLED_PATH)
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+M = mx.load_matrix(FIXTURES / "matrix" / "wheels-subset.json")  # frozen: see its SOURCE
 
 
 def plan(opts: PlanOptions | None = None, **spec: object) -> Plan:

@@ -27,8 +27,6 @@ SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl", "jetpack")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from setup_env import cloudplan
-
     what = parser.add_argument_group("what to install")
     what.add_argument("--torch", metavar="VERSION", help="pin a release: 2.13 or 2.13.0")
     what.add_argument("--variant", metavar="NAME", help="cpu, cu130, rocm7.2, xpu, mps ...")
@@ -50,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src = parser.add_argument_group("which machine (default: this one)")
     src.add_argument("--facts", metavar="FILE", help="facts from `setup-env detect --json`")
     src.add_argument("--root", metavar="DIR", help="a machine captured by scripts/capture_host.py")
+    add_machine_arguments(parser)
+
+
+def add_machine_arguments(parser: argparse.ArgumentParser) -> None:
+    """The machine description (a spec, or a cloud instance): `plan` and `check` share it."""
+    from setup_env import cloudplan
+
     spec = parser.add_argument_group("what-if: describe a machine")
     spec.add_argument("--os", choices=("linux", "windows", "macos"))
     spec.add_argument("--arch", choices=("x86_64", "aarch64", "arm64"))
@@ -93,11 +98,12 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
 
     spec_given = [f for f in SPEC_FLAGS if getattr(args, f)]
     cloud = bool(getattr(args, "cloud", None) or getattr(args, "instance_type", None))
-    if args.facts:
+    facts_file = getattr(args, "facts", None)
+    if facts_file:
         if args.os or spec_given or args.root:
             raise _BadInput("--facts can't be combined with --os/--gpu/... or --root")
         try:
-            return read_facts_file(args.facts), f"facts file {args.facts}"
+            return read_facts_file(facts_file), f"facts file {facts_file}"
         except SourceError as exc:
             raise _BadInput(str(exc)) from exc
     described = "the described machine"
@@ -151,6 +157,31 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
         facts = _with_python(facts, args.python)
         label += f" with Python {args.python.strip()}"
     return facts, label
+
+
+class BadMachine(ValueError):
+    """The machine description can't be used; ``code`` is the exit code (2 usage, 3 --root)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def described_machine(args: argparse.Namespace) -> tuple[Facts, str, CloudAdvice | None]:
+    """The machine that `plan`'s machine flags describe (for `check` on a target machine):
+    facts, a label, and the cloud advice when it is an instance type. Raises BadMachine."""
+    from setup_env import cloudplan
+
+    try:
+        facts, label = _facts(args)
+        facts, advice = cloudplan.apply(args, facts)
+    except _BadInput as exc:
+        raise BadMachine(str(exc), int(exc.code)) from exc
+    except cloudplan.CloudPlanError as exc:
+        raise BadMachine(str(exc), int(ExitCode.USAGE)) from exc
+    if advice is not None and advice.instance_type:
+        label = f"{advice.provider} {advice.instance_type}"
+    return facts, label, advice
 
 
 def _with_python(facts: Facts, python: str) -> Facts:
