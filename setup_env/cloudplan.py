@@ -19,6 +19,7 @@ import argparse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env import tags as wheel_tags
 from setup_env.facts import (
     CloudInfo,
     CpuInfo,
@@ -35,11 +36,8 @@ if TYPE_CHECKING:
     from setup_env.plan import Plan
 
 DEFAULT_IMAGE = "ubuntu-24.04"
-# Kernel-module flavour by GPU generation [S33]: proprietary only for Maxwell/Pascal/Volta (and
-# Kepler, whose last driver is R470); open modules supported from Turing and the default since
-# R560; Blackwell needs them (inferred in cloud.md, R620's guide lists only open modules).
-PROPRIETARY_ONLY = ("Kepler", "Maxwell", "Pascal", "Volta")
-OPEN_REQUIRED = ("Blackwell",)
+# Kernel-module flavour and last driver branch by GPU generation: the driver windows of the GPU
+# knowledge base (setup_env/data/gpus.json "driver_windows", each with its source).
 UBUNTU_SERVER_BRANCH = "580"  # ubuntu-drivers' current server branch (535-server -> 580) [S35]
 
 
@@ -213,20 +211,6 @@ def resolve_image(catalog: Catalog, key: str | None) -> Image:
 # --- the facts of an instance ----------------------------------------------------------------
 
 
-def _platform_tags(arch: str, glibc: str) -> list[str]:
-    """manylinux platform tags a glibc accepts, newest first (PEP 600, plus the legacy alias)."""
-    try:
-        minor = int(glibc.split(".")[1])
-    except (IndexError, ValueError):
-        minor = 17
-    tags = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)]
-    tags.append(f"manylinux2014_{arch}")
-    if arch == "x86_64":
-        tags += ["manylinux2010_x86_64", "manylinux1_x86_64"]
-    tags.append(f"linux_{arch}")
-    return tags
-
-
 def catalogue_gpus(inst: Instance) -> tuple[Gpu, ...]:
     """The GPUs the catalogue says an instance of this type has, as the detector would list them."""
     src = f"cloud_catalog:{inst.provider}/{inst.instance_type}"
@@ -290,11 +274,10 @@ def instance_facts(
     src = f"cloud_catalog:{inst.provider}/{inst.instance_type}"
     img_src = f"image:{image.key}"
     version = python_version or facts.python.version or "3.12"
-    parts = version.split(".")
-    xy = "".join(parts[:2])
     free = facts.python.free_threaded and python_version is None
-    abi = f"cp{xy}t" if free else f"cp{xy}"
-    tags = tuple(f"cp{xy}-{abi}-{plat}" for plat in _platform_tags(inst.host_arch, image.glibc))
+
+    plats = wheel_tags.platform_tags("linux", inst.host_arch, libc_version=image.glibc)
+    tags = tuple(wheel_tags.cpython_tags(version, plats, free_threaded=free))
     python = PythonInfo(
         version=version,
         implementation="cpython",
@@ -355,8 +338,20 @@ def instance_facts(
 # --- advice ----------------------------------------------------------------------------------
 
 
-def kernel_modules(architecture: str) -> str:
-    return "proprietary" if architecture in PROPRIETARY_ONLY else "open"
+def _window(gpu: Any) -> Any:
+    from setup_env import gpus
+
+    cc = getattr(gpu, "compute_capability", None)
+    win = gpus.driver_window(cc) if cc else None
+    return win or gpus.driver_window_for_arch(str(getattr(gpu, "architecture", "")))
+
+
+def kernel_modules(architecture: str, cc: str | None = None) -> str:
+    """ "proprietary" (pre-Turing) or "open" (supported from Turing, required for Blackwell)."""
+    from setup_env import gpus
+
+    win = (gpus.driver_window(cc) if cc else None) or gpus.driver_window_for_arch(architecture)
+    return "proprietary" if win is not None and win.kernel_modules == "proprietary" else "open"
 
 
 def advise(inst: Instance, image: Image, assumed: bool = False) -> CloudAdvice:
@@ -380,13 +375,16 @@ def advise(inst: Instance, image: Image, assumed: bool = False) -> CloudAdvice:
     lines.extend(route_lines)
     modules: str | None = None
     if gpu.vendor == "nvidia" and route not in ("grid", "none"):
-        modules = kernel_modules(gpu.architecture)
+        modules = kernel_modules(gpu.architecture, gpu.compute_capability)
+        win = _window(gpu)
         if modules == "proprietary":
+            last = f"R{win.last_branch}" if win is not None and win.last_branch else "R580"
             lines.append(
                 f"kernel modules: proprietary ({gpu.architecture} is not supported by the open "
-                f"modules); stay on driver branch R580 or older, the last for pre-Turing GPUs"
+                f"modules); stay on driver branch {last} or older, the last for "
+                f"{gpu.architecture} GPUs"
             )
-        elif gpu.architecture in OPEN_REQUIRED:
+        elif win is not None and win.kernel_modules == "open":
             lines.append(f"kernel modules: open (required for {gpu.architecture})")
         else:
             lines.append(
@@ -454,7 +452,9 @@ def _driver_route(inst: Instance, image: Image) -> tuple[str, list[str]]:
     gpu = inst.gpu
     arch_dir = "arm64" if inst.host_arch == "aarch64" else "x86_64"
     ubuntu = image.distro_id == "ubuntu"
-    pre_turing = gpu.architecture in PROPRIETARY_ONLY
+    win = _window(gpu)
+    pre_turing = win is not None and win.kernel_modules == "proprietary"
+    last = str(win.last_branch) if win is not None and win.last_branch else "580"
     ubuntu_cmd = f"sudo ubuntu-drivers install --gpgpu nvidia:{UBUNTU_SERVER_BRANCH}-server"
     ubuntu_line = (
         f"driver: `{ubuntu_cmd}` (Canonical's signed modules for the cloud kernel; Secure Boot "
@@ -462,7 +462,7 @@ def _driver_route(inst: Instance, image: Image) -> tuple[str, list[str]]:
     )
     repo_line = (
         "driver: NVIDIA's CUDA repository for this distribution "
-        f"({'open' if not pre_turing else 'proprietary, branch 580'} kernel modules"
+        f"({'open' if not pre_turing else 'proprietary, branch ' + last} kernel modules"
         f"{'; arm64 servers use the sbsa repository' if inst.host_arch == 'aarch64' else ''})"
     )
     if gpu.vendor == "amd":

@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from setup_env import index, matrix
+from setup_env import index, matrix, refresh
 from setup_env.cli import main
-from setup_env.commands import matrix as cmd
 
 FIX = Path(__file__).parent / "fixtures"
 _spec = importlib.util.spec_from_file_location(
@@ -116,7 +115,7 @@ def snapshot(srv: Any, variants: list[str], pypi: str = "simple") -> Any:
 
 
 def test_live_view_from_real_answers(server: Any) -> None:
-    live = cmd.live_view(snapshot(server, ["cu130", "cu126", "cpu", "cu117", "cu999"]))
+    live = refresh.live_view(snapshot(server, ["cu130", "cu126", "cpu", "cu117", "cu999"]))
     rel = live["releases"]
     # PyPI facts (VERIFIED.md section 1)
     assert rel["2.15.0"]["requires_python"] == ">=3.11"
@@ -142,12 +141,12 @@ def test_live_view_from_real_answers(server: Any) -> None:
 
 
 def test_no_drift_against_itself(server: Any) -> None:
-    live = cmd.live_view(snapshot(server, ["cu130", "cpu"]))
-    assert cmd.drift(live, live) == []
+    live = refresh.live_view(snapshot(server, ["cu130", "cpu"]))
+    assert refresh.drift(live, live) == []
 
 
 def test_drift_found(server: Any) -> None:
-    live = cmd.live_view(snapshot(server, ["cu130", "cu126"]))
+    live = refresh.live_view(snapshot(server, ["cu130", "cu126"]))
     bundled = json.loads(json.dumps(live))
     del bundled["releases"]["2.15.0"]  # a release the data does not know yet
     bundled["releases"]["2.14.1"]["pypi"]["win_amd64"].remove("cp314t")
@@ -155,7 +154,7 @@ def test_drift_found(server: Any) -> None:
     bundled["releases"]["2.14.0"]["variants"].pop("cu126")
     bundled["releases"]["2.12.0"]["variants"]["cu999"] = {"linux_x86_64": []}
     live["absent_variants"] = ["cu999"]
-    found = cmd.drift(bundled, live)
+    found = refresh.drift(bundled, live)
     assert found == [
         "torch 2.13.0+cu126: in the data, not on the index",
         "torch 2.14.0+cu126: on the index, not in the data (linux_x86_64, windows_x86_64)",
@@ -169,7 +168,7 @@ def test_drift_found(server: Any) -> None:
 def test_full_pypi_capture_matches_verified_table(server: Any) -> None:
     """The whole captured PyPI answer (../shared): every release 1.13.0-2.15.0 is read, and the
     2.10.0 build-tagged wheels (torch-2.10.0-3-cp310-...) keep their real platform tags."""
-    live = cmd.live_view(snapshot(server, [], pypi="shared/simple"))
+    live = refresh.live_view(snapshot(server, [], pypi="shared/simple"))
     rel = live["releases"]
     assert {"1.13.0", "2.6.0", "2.10.0", "2.15.0"} <= set(rel)
     assert set(rel["2.10.0"]["pypi"]) == {
@@ -194,27 +193,18 @@ def test_hostile_index_cannot_inject(server: Any) -> None:
     )
     snap.variants["cu130"] = hostile_page
     snap.pypi["torch"] = hostile_json
-    live = cmd.live_view(snap)
+    live = refresh.live_view(snap)
     text = json.dumps(live)
     for bad in HOSTILE:
         assert bad not in text
     assert "9.0.0" not in live["releases"] and "9.0.1" not in live["releases"]
     assert len(hostile_page.rejected) == len(loopback.HOSTILE_ANCHORS)
     base = bundled_doc()
-    merged = cmd.merge_view(base, live, "2026-12-03", ["http://x", "http://y"])
+    merged = refresh.merge_view(base, live, "2026-12-03", ["http://x", "http://y"])
     for bad in HOSTILE:  # ";" is in the bundled sources' prose: only what the merge adds counts
         if bad not in json.dumps(base):
             assert bad not in json.dumps(merged)
     assert matrix.validate(merged) == []
-
-
-def test_platform_families() -> None:
-    assert cmd.platform_of("manylinux_2_28_x86_64") == "linux_x86_64"
-    assert cmd.platform_of("manylinux2014_aarch64") == "linux_aarch64"
-    assert cmd.platform_of("linux_x86_64") == "linux_x86_64"
-    assert cmd.platform_of("win_amd64") == "windows_x86_64"
-    assert cmd.platform_of("macosx_14_0_arm64") == "macos_arm64"
-    assert cmd.platform_of("macosx_10_9_x86_64") == "macos_x86_64"
 
 
 # --- refresh / show through the CLI, on the real bundled matrix -------------------------------
@@ -334,8 +324,10 @@ def test_refresh_merges_live_data_and_load_matrix_uses_it(
 def test_refresh_adds_a_release_the_data_lacks(server: Any) -> None:
     base = bundled_doc()
     del base["releases"]["2.15.0"]
-    live = cmd.live_view(snapshot(server, ["cu130"]))
-    new = cmd.merge_view(base, live, "2026-12-03", [f"{server.url}/simple", f"{server.url}/whl"])
+    live = refresh.live_view(snapshot(server, ["cu130"]))
+    new = refresh.merge_view(
+        base, live, "2026-12-03", [f"{server.url}/simple", f"{server.url}/whl"]
+    )
     assert matrix.validate(new) == []
     m = matrix.parse(new)
     rel = m.release("2.15.0")
