@@ -86,7 +86,7 @@ def _write(text: str, path: str | None, as_json: bool) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from setup_env import render
+    from setup_env import __version__, render
     from setup_env.fleet import model, report
     from setup_env.fleet import render as fleet_render
 
@@ -103,7 +103,16 @@ def _report(args: argparse.Namespace) -> int:
         )
     rep = report.build(nodes, bad)
     if args.json:
-        text = render.dumps(render.envelope("fleet", fleet_render.payload(rep))) + "\n"
+        # The payload is plain JSON data already: no second to_jsonable walk over 1,000 nodes.
+        import json
+
+        doc = {
+            "schema": "setup-env/fleet",
+            "schema_version": render.SCHEMA_VERSIONS["fleet"],
+            "tool": {"name": "setup-env", "version": __version__},
+            "fleet": fleet_render.payload(rep),
+        }
+        text = json.dumps(doc, indent=2) + "\n"
     elif args.format == "markdown":
         text = fleet_render.markdown(rep)
     elif args.format == "html":
