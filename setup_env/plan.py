@@ -35,6 +35,7 @@ from setup_env.facts import (
     CpuInfo,
     Facts,
     Gpu,
+    JetsonInfo,
     NvidiaInfo,
     OSInfo,
     PythonInfo,
@@ -96,7 +97,7 @@ class Plan:
     cuda: str | None = None  # CUDA of the chosen wheel, "13.0"
     driver_compat: str | None = None  # "full" | "mvc" | "no-driver" | None (not CUDA)
     newest_torch: str | None = None  # the newest release in the matrix (for the channel)
-    source: str = "pypi"  # "pypi" | "index" | "mirror" | "nightly" | ""
+    source: str = "pypi"  # "pypi" | "index" | "mirror" | "nightly" | "jetson" | ""
 
 
 # --- the target ----------------------------------------------------------------------------------
@@ -462,6 +463,17 @@ def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object =
         )
     if opts.channel == "nightly":
         return _nightly_plan(ctx)
+    from setup_env import jetsonplan
+
+    jetson = jetsonplan.jetson_of(facts) if facts.cpu.architecture in ("aarch64", None) else None
+    if jetson is not None and opts.variant is None:
+        # The JetPack-matched route (setup_env/jetsonplan.py): never a driver install.
+        def general(plain: Facts) -> Plan:
+            sub = _Ctx(plain, opts, m)
+            sub.warnings.extend(ctx.warnings)
+            return _stable_plan(sub)
+
+        return jetsonplan.plan(facts, jetson, opts, m, general)
     return _stable_plan(ctx)
 
 
@@ -1669,8 +1681,17 @@ def spec_facts(
     glibc: str | None = None,
     macos: str | None = None,
     wsl: bool = False,
+    jetpack: str | None = None,
 ) -> Facts:
     """The facts of a machine described by a spec (``--os linux --gpu "RTX 5090" ...``)."""
+    from setup_env.gpus import identify
+
+    named = [identify(n.strip()) for n in gpus if n.strip() and len(n.strip()) <= 100]
+    jetson_model = next(
+        (f.nvidia for f in named if f.nvidia is not None and f.nvidia.segment == "embedded"), None
+    )
+    if arch is None and jetson_model is not None:
+        arch = "aarch64"  # a Jetson is an aarch64 machine
     os_name = {"darwin": "macos", "mac": "macos", "osx": "macos", "win": "windows"}.get(
         os.lower(), os.lower()
     )
@@ -1700,8 +1721,6 @@ def spec_facts(
         raise PlanError("--glibc applies to --os linux only")
     if macos is not None and os_name != "macos":
         raise PlanError("--macos applies to --os macos only")
-    from setup_env.gpus import identify
-
     src = "spec"
     tags = interpreter_tags(pyver, free, os_name, a, glibc, macos)
     nv: list[Gpu] = []
@@ -1744,6 +1763,7 @@ def spec_facts(
         nvidia = NvidiaInfo(
             driver_version=driver, gpus=tuple(nv), sources={"driver_version": src, "gpus": src}
         )
+    jetson = _spec_jetson(jetpack, jetson_model, os_name, a)
     return Facts(
         os=OSInfo(
             family="darwin" if os_name == "macos" else os_name,  # type: ignore[arg-type]
@@ -1765,6 +1785,33 @@ def spec_facts(
         apple=apple,
         rocm=RocmInfo(gpus=tuple(amd), sources={"gpus": src}) if amd else None,
         xpu=XpuInfo(gpus=tuple(intel), sources={"gpus": src}) if intel else None,
+        jetson=jetson,
+    )
+
+
+def _spec_jetson(jetpack: str | None, model: object, os_name: str, arch: str) -> JetsonInfo | None:
+    """``--jetpack 6.2`` with ``--gpu "Jetson AGX Orin"``: the Jetson of a what-if."""
+    from setup_env import gpus
+
+    if jetpack is None:
+        return None
+    if model is None or not isinstance(model, gpus.GpuModel):
+        raise PlanError('--jetpack needs --gpu naming a Jetson module ("Jetson AGX Orin")')
+    if os_name != "linux" or arch != "aarch64":
+        raise PlanError("--jetpack: a Jetson is --os linux --arch aarch64")
+    if not re.fullmatch(r"\d{1,2}(?:\.\d{1,2}){0,2}", jetpack.strip()):
+        raise PlanError(f"--jetpack {jetpack!r}: expected a version like 6.2")
+    row = gpus.load().jetpack(jetpack.strip())
+    if row is None:
+        known = ", ".join(j.jetpack for j in gpus.load().jetpacks)
+        raise PlanError(f"--jetpack {jetpack!r}: not in the JetPack table (known: {known})")
+    return JetsonInfo(
+        module=model.name,
+        l4t=row.l4t,
+        jetpack=row.jetpack,
+        cuda=row.cuda,
+        compute_capability=model.compute_capability,
+        sources={"jetpack": "spec", "l4t": "JetPack table", "cuda": "JetPack table"},
     )
 
 

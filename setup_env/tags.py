@@ -199,8 +199,10 @@ def cpython_tags(
     interp = interpreter(python)
     if interp is None:
         return []
-    out = [f"{interp}-{interp}{'t' if free_threaded else ''}-{p}" for p in platforms]
     major, minor = version_tuple(python) or (0, 0)
+    # CPython before 3.8 (built with pymalloc) has the "m" ABI suffix: torch's cp37m wheels.
+    pymalloc = "m" if (major, minor) < (3, 8) else ""
+    out = [f"{interp}-{interp}{pymalloc}{'t' if free_threaded else ''}-{p}" for p in platforms]
     stable = ("abi3t" if free_threaded else "abi3") if abi3 and (major, minor) >= (3, 2) else None
     if stable:
         out += [f"{interp}-{stable}-{p}" for p in platforms]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from setup_env.probe.host import Host
 
 INSTALLERS = ("pip", "uv", "uv-project", "poetry", "requirements")  # = setup_env.plan.INSTALLERS
-SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl")
+SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl", "jetpack")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +73,11 @@ def add_machine_arguments(parser: argparse.ArgumentParser) -> None:
     spec.add_argument("--glibc", metavar="X.Y", help="glibc of a Linux system, e.g. 2.17")
     spec.add_argument("--macos", metavar="X.Y", help="macOS version, e.g. 13.6")
     spec.add_argument("--wsl", action="store_true", help="Linux under WSL2 (--driver is Windows')")
+    spec.add_argument(
+        "--jetpack",
+        metavar="X.Y",
+        help='JetPack of a Jetson named by --gpu, e.g. 6.2 ("Jetson AGX Orin")',
+    )
     cloudplan.add_plan_arguments(parser)
 
 
@@ -125,10 +130,13 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
                 glibc=args.glibc,
                 macos=args.macos,
                 wsl=args.wsl,
+                jetpack=getattr(args, "jetpack", None),
             )
         except PlanError as exc:
             raise _BadInput(str(exc)) from exc
         return facts, described
+    if cloud and spec_given == ["gpu"]:
+        spec_given = []  # --gpu names the GPUs attached to a cloud machine type (GCP n1-*)
     if spec_given:
         raise _BadInput(f"--{spec_given[0]} describes another machine: add --os (what-if mode)")
     if cloud:
@@ -293,6 +301,7 @@ def render_text(
             "index": "from PyTorch's index",
             "mirror": "from your mirror",
             "nightly": "from PyTorch's nightly index",
+            "jetson": "from NVIDIA's Jetson wheels",
         }.get(plan.source, "")
         head = f"Install {what} ({', '.join(e for e in extra if e)}) {where} for {label}:"
         if plan.status == "fallback":
