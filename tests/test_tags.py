@@ -199,6 +199,7 @@ def test_every_generated_tag_maps_back(machine, glibc: tuple[int, int], arch: st
         ("manylinux2014_aarch64", ("glibc", (2, 17))),
         ("manylinux2010_x86_64", ("glibc", (2, 12))),
         ("manylinux1_x86_64", ("glibc", (2, 5))),
+        ("musllinux_1_2_aarch64", ("musl", (1, 2))),
         ("macosx_11_0_arm64", ("macos", (11, 0))),
         ("macosx_10_9_x86_64", ("macos", (10, 9))),
         ("linux_x86_64", None),
