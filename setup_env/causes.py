@@ -126,8 +126,10 @@ def _cuda_of(pkg: InstalledPackage) -> Optional[str]:
 
 def is_jetson(facts: Facts) -> bool:
     """An NVIDIA Jetson: its L4T kernel ("5.10.120-tegra"), or a note saying so."""
-    return bool(facts.os.kernel and "tegra" in facts.os.kernel) or any(
-        n.code == "jetson" for n in facts.notes
+    return (
+        facts.jetson is not None
+        or bool(facts.os.kernel and "tegra" in facts.os.kernel)
+        or any(n.code == "jetson" for n in facts.notes)
     )
 
 
@@ -170,6 +172,9 @@ def apply(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> tuple[
     doctor's of the same code), ranked by :func:`rank`."""
     extra = findings(facts, plan, know, existing)
     replaced = {f.code for f in extra}
+    if is_jetson(facts):
+        # A Jetson's driver comes with its L4T release: no nvidia-smi is no missing driver.
+        replaced |= {"toolkit-without-driver", "gpu-without-driver"}
     kept = [f for f in existing if f.code not in replaced]
     return rank([*kept, *extra])
 

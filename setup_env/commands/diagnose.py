@@ -66,7 +66,8 @@ _MISSING_WORDS = {
 
 
 def _jetson_plan(plan: Plan) -> bool:
-    return "jetson" in (plan.variant or "") or "jp" in (plan.index_url or "")
+    """A plan from the Jetson planner (setup_env/jetsonplan.py)."""
+    return plan.source == "jetson" or plan.details.get("route") == "jetson"
 
 
 def missing_text(report: Report) -> str:
