@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from setup_env.cuda import window_fit
 from setup_env.facts import (
     AppleInfo,
     CpuInfo,
@@ -829,7 +830,7 @@ def _driver_possible(ctx: _Ctx, need: Version) -> bool:
         if g.cc is None:
             continue
         last = g.last_branch
-        if last is not None and need.major > last:
+        if last is not None and window_fit(need.major, None, last) != "ok":
             why = (
                 f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
                 f"driver >= {need} is not available for it"
@@ -848,7 +849,7 @@ def _driver_window_findings(ctx: _Ctx) -> None:
     if drv is None:
         return
     for g in ctx.nv:
-        if g.cc is None or g.first_branch is None or drv.major >= g.first_branch:
+        if g.cc is None or window_fit(drv.major, g.first_branch, None) == "ok":
             continue
         ctx.reasons.append(
             f"driver {raw} is older than R{g.first_branch}, the first driver branch that runs "
@@ -867,7 +868,7 @@ def _upgrade_driver_fix(
         return
     need_v = _v(need)
     if need_v is not None and any(
-        g.last_branch is not None and need_v.major > g.last_branch for g in ctx.nv
+        window_fit(need_v.major, None, g.last_branch) != "ok" for g in ctx.nv
     ):
         if fallback and fallback != need:
             fb = _v(fallback)

@@ -335,6 +335,28 @@ def target_platform_findings(
     )
 
 
+def target_python_findings(facts: Facts, wanted: Optional[str]) -> tuple[Finding, ...]:
+    """``--python X.Y`` names the target's Python; the environment judged runs its own."""
+    from setup_env.doctor import Finding
+
+    have = facts.python.version or ""
+    if not wanted or not have:
+        return ()
+    want = wanted.strip().rstrip("t")
+    if have == want or have.startswith(want + "."):
+        return ()
+    return (
+        Finding(
+            "python-not-target",
+            "error",
+            f"this environment runs Python {have}, the target {wanted.strip()}",
+            evidence=(f"{facts.python.executable or 'this interpreter'}: Python {have}",),
+            fix="check the environment that will run on the target (its interpreter), or "
+            "leave --python out",
+        ),
+    )
+
+
 # --- image policies: --expect -------------------------------------------------------------------
 
 # "torch>=2.14", "torchvision==0.29.*": a requirement on an installed distribution.
