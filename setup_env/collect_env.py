@@ -854,7 +854,8 @@ def _build(
     nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
     from setup_env.resolve import fill
 
-    nv_gpus = [fill(g) for g in nv_gpus]  # the catalogue's compute capability (one resolve step)
+    nv_gpus = [fill(g) for g in nv_gpus]
+    amd_gpus = [fill(g) for g in amd_gpus]  # a gfx id from the AMD catalogue by name  # the catalogue's compute capability (one resolve step)
     driver = _value(fields.get("Nvidia driver version"))
     # torch's messages: the driver's CUDA version, GPUs the GPU list did not show.
     cuda_driver = next((m.cuda_driver for m in messages if m.cuda_driver), None)
