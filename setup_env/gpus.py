@@ -132,6 +132,7 @@ class JetPack:
     sources: tuple[str, ...] = ()
     note: str = ""
     driver: Optional[str] = None  # the driver version its L4T reports (JetPack 7 has nvidia-smi)
+    kernel: Optional[str] = None  # the "-tegra" kernel series its L4T ships: "5.15"
 
     def supports(self, cc: str) -> bool:
         return cc in self.modules
@@ -231,6 +232,12 @@ class Catalogue:
             return exact[-1]
         mm = ".".join(l4t.split(".")[:2])
         rows = [j for j in self.jetpacks if ".".join(j.l4t.split(".")[:2]) == mm]
+        return rows[-1] if rows else None
+
+    def jetpack_for_kernel(self, kernel: str) -> JetPack | None:
+        """The newest JetPack whose L4T ships this ``-tegra`` kernel series (5.15.148-tegra)."""
+        mm = ".".join(kernel.split("-")[0].split(".")[:2])
+        rows = [j for j in self.jetpacks if j.kernel == mm]
         return rows[-1] if rows else None
 
     def names(self) -> list[str]:
@@ -520,6 +527,7 @@ def _parse_extras(doc: Mapping[str, Any], sources: Mapping[str, str]) -> dict[st
                 sources=_src_ids(row, sources, where),
                 note=row.get("note") or "",
                 driver=_opt_str(row, "driver", where),
+                kernel=_opt_str(row, "kernel", where),
             )
         )
     return {
