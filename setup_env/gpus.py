@@ -374,11 +374,17 @@ def normalize_cc(text: str) -> str | None:
     return None
 
 
+_PUNCT = re.compile(r"[^a-z0-9.]+")
+_PUNCT_AMD = re.compile(r"[^a-z0-9.+]+")
+_GB = re.compile(r"\b(\d+)\s+(gb|g)\b")
+
+
 def _normalize(name: str) -> str:
     """Lower case, punctuation to spaces, "80 GB" -> "80gb", vendor prefixes dropped."""
     t = name.lower().replace("(r)", " ").replace("(tm)", " ")
-    t = re.sub(r"[^a-z0-9.]+", " ", t)
-    t = re.sub(r"\b(\d+)\s+(gb|g)\b", r"\1gb", t)
+    t = _PUNCT.sub(" ", t)
+    if " g" in t:
+        t = _GB.sub(r"\1gb", t)
     words = [w for w in t.split() if w not in _NOISE]
     while words and words[0] in _PREFIXES:
         words.pop(0)
@@ -387,7 +393,7 @@ def _normalize(name: str) -> str:
 
 def _normalize_amd(name: str) -> str:
     t = name.lower().replace("(tm)", " ").replace("(r)", " ")
-    t = re.sub(r"[^a-z0-9.+]+", " ", t)
+    t = _PUNCT_AMD.sub(" ", t)
     words = [w for w in t.split() if w not in ("amd", "graphics", "gpu")]
     return " ".join(words)
 
