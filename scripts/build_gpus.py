@@ -356,6 +356,9 @@ gpu("RTX-5080",         "NVIDIA GeForce RTX 5080",        "12.0", GF, 16,   None
     ["CC", "GF-50"], ("RTX 5080",))
 gpu("RTX-5090",         "NVIDIA GeForce RTX 5090",        "12.0", GF, 32,   209.5,  104.8, 1792,
     ["CC", "WP-RTX-BLACKWELL", "GF-50"], ("RTX 5090",))
+# Seen in real collect_env reports (tests/fixtures/collect_env/): compute capability only.
+gpu("GT-720",           "NVIDIA GeForce GT 720",          "3.5", GF,  None, None,   None, None,
+    ["CC-LEGACY"], ("GeForce GT 720", "GT 720"))
 # --- embedded --------------------------------------------------------------------------------
 gpu("JETSON-AGX-ORIN",  "Orin",                           "8.7", EMB, None, None,   None, None,
     ["CC", "JETSON"],

@@ -38,10 +38,14 @@ def jetson_of(facts: Facts) -> Optional[JetsonInfo]:
     for g in facts.nvidia.gpus if facts.nvidia is not None else ():
         model = catalogue.lookup(g.name)
         if model is not None and model.segment == "embedded":
+            # A Jetson's CUDA toolkit is JetPack's own (/usr/local/cuda): its version narrows
+            # the JetPack when nothing names the L4T release (a pasted report, a container).
+            tk = facts.toolkits[0] if facts.toolkits else None
             return JetsonInfo(
                 module=model.name,
                 compute_capability=model.compute_capability,
-                sources={"module": g.source or "spec"},
+                cuda=tk.version if tk is not None else None,
+                sources={"module": g.source or "spec", **({"cuda": tk.source} if tk else {})},
             )
     kernel = facts.os.kernel or ""
     if kernel.endswith("-tegra"):
@@ -71,6 +75,13 @@ def _row(info: JetsonInfo, cat: catalogue.Catalogue) -> tuple[Optional[catalogue
     rows = [j for j in cat.jetpacks if j.supports(cc)]
     if not rows:
         return None, ""
+    by_cuda = [j for j in rows if info.cuda and j.cuda == info.cuda]
+    if by_cuda:
+        row = by_cuda[-1]
+        return row, (
+            f"the JetPack version is unknown: assumed JetPack {row.jetpack}, the newest with "
+            f"CUDA {info.cuda} (the CUDA found); pass --jetpack X.Y to plan for another"
+        )
     row = rows[-1]
     return row, (
         f"the JetPack version is unknown: assumed JetPack {row.jetpack} (the newest for "

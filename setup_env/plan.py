@@ -384,11 +384,19 @@ def _why_no_wheel(rel: Release, t: _Target) -> str:
         if label not in rel.python:
             return f"has no wheel for {t.py_label}"
         if plat == "macos_arm64" and plat in rel.min_macos:
-            mins = [
-                tag for tag in rel.platform_tags(plat) if _pa_of(t) in rel.pypi_files.get(tag, ())
+            from setup_env.tags import floor_of_tag
+
+            floors = [
+                f[1]
+                for f in (
+                    floor_of_tag(tag)
+                    for tag in rel.platform_tags(plat)
+                    if _pa_of(t) in rel.pypi_files.get(tag, ())
+                )
+                if f is not None and f[0] == "macos"
             ]
-            if mins:
-                low = min(Version(".".join(x.split("_")[1:3])) for x in mins)
+            if floors:
+                low = Version("{}.{}".format(*min(floors)))
                 if t.macos is not None and t.macos < low:
                     return f"needs macOS {low} or newer for {t.py_label}"
         if not any(p == plat for p in _platforms_of(rel)):

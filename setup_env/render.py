@@ -26,6 +26,7 @@ SCHEMA_VERSIONS = {
     "check": 1,
     "install": 1,
     "error": 1,
+    "fleet": 1,
 }
 
 
