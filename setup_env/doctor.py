@@ -323,7 +323,6 @@ def examine(
         out.extend(_driver_findings(facts, torch, plan, know))
         out.extend(_arch_findings(facts, torch, plan, know))
         out.extend(_rocm_arch_findings(facts, torch, plan))
-        out.extend(_jetson_findings(facts, torch))
         out.extend(_companion_findings(facts, torch, know))
         out.extend(_toolkit_findings(facts, torch))
     out.extend(_shadow_findings(facts))
@@ -412,16 +411,6 @@ def _driver_findings(
             details={"min_driver": floor or ""},
         )
     ]
-
-
-def _jetson_findings(facts: Facts, torch: InstalledPackage) -> list[Finding]:
-    """A desktop/SBSA wheel on a Jetson, or NVIDIA's Jetson build (setup_env.jetsonplan)."""
-    from setup_env.jetsonplan import installed_finding
-
-    f = installed_finding(facts, torch.version, torch.variant)
-    if f is None:
-        return []
-    return [Finding(f.code, f.severity, f.title, evidence=f.evidence, fix=f.fix)]  # type: ignore[arg-type]
 
 
 def _rocm_arch_findings(facts: Facts, torch: InstalledPackage, plan: Any) -> list[Finding]:

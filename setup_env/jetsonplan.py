@@ -290,6 +290,8 @@ def installed_finding(
     """A ``+nvYY.MM`` torch is NVIDIA's Jetson build; a PyPI/PyTorch CUDA wheel on JetPack <= 6 is
     an SBSA server build that cannot use the Jetson's GPU."""
     info = jetson_of(facts)
+    if info is None and "tegra" in (facts.os.kernel or ""):
+        info = JetsonInfo(sources={"kernel": facts.os.kernel or ""})  # an L4T kernel, no more
     if info is None:
         return None
     module = info.module or info.model or "this Jetson"
@@ -302,10 +304,8 @@ def installed_finding(
             f"{m.group(1)}.{m.group(2)})",
             (f"{module}: '.nv{m.group(1)}.{m.group(2)}' in the version",),
         )
-    if not variant or not variant.startswith("cu"):
-        return None
     row, _assumed = _row(info, catalogue.load())
-    if row is not None and row.sbsa:
+    if row is not None and row.sbsa and (variant or "").startswith("cu"):
         return None  # JetPack 7 runs PyTorch's SBSA CUDA 13 wheels
     where = f"JetPack {row.jetpack} (CUDA {row.cuda})" if row is not None else "this JetPack"
     fix = (
@@ -316,8 +316,13 @@ def installed_finding(
     return JetsonFinding(
         "jetson-desktop-wheel",
         "error",
-        f"torch {torch_version} is PyTorch's linux_aarch64 ({variant}) wheel, an SBSA server "
-        f"build: on {where} it finds no usable GPU",
+        (
+            f"torch {torch_version} is PyTorch's linux_aarch64 ({variant}) wheel, an SBSA server "
+            f"build: on {where} it finds no usable GPU"
+            if (variant or "").startswith("cu")
+            else f"torch {torch_version} is a desktop (CPU) build: on a Jetson only NVIDIA's "
+            f"JetPack builds use the GPU"
+        ),
         (f"{module} (sm_{(info.compute_capability or '?').replace('.', '')}) on {where}",),
         fix,
     )
