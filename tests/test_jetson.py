@@ -205,3 +205,15 @@ def test_a_report_without_a_gpu_line_is_known_by_its_tegra_kernel() -> None:
     p = make_plan(facts, None, M)
     assert p.source == "jetson" and p.details.get("jetpack", "").startswith("5.")
     _never_a_driver(p)
+
+
+def test_detect_shows_the_jetpack() -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "setup_env", "detect", "--root", str(HOSTS / "jetson-orin-nx-jp62")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "L4T 36.4.3, JetPack 6.2, CUDA 12.6" in res.stdout
+    assert "NVIDIA driver ?" not in res.stdout
