@@ -326,30 +326,23 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
                 )
             )
 
-    # 4. A Jetson: only NVIDIA's JetPack builds of torch use its GPU.
-    if is_jetson(facts):
-        if torch is not None and re.search(r"[.+]nv\d{2}\.\d{2}", torch.version):
+    # 4. A Jetson: only NVIDIA's JetPack builds of torch use its GPU (before JetPack 7); the
+    #    rule and the JetPack-matched fix live in setup_env.jetsonplan.
+    if torch is not None and is_jetson(facts):
+        from setup_env.jetsonplan import installed_finding
+
+        jf = installed_finding(facts, torch.version, torch.variant)
+        if jf is not None:
             out.append(
                 Finding(
-                    "jetson-nvidia-build",
-                    "info",
-                    f"torch {torch.version} is NVIDIA's build for Jetson (JetPack)",
-                    evidence=(f"torch {torch.version}", f"L4T kernel {facts.os.kernel or '?'}"),
-                    fix="keep NVIDIA's JetPack builds: PyPI's and download.pytorch.org's wheels "
-                    "do not use a Jetson's GPU",
-                )
-            )
-        elif torch is not None:
-            out.append(
-                Finding(
-                    "jetson-desktop-wheel",
-                    "error",
-                    f"torch {torch.version} is a desktop build: on a Jetson only NVIDIA's "
-                    "JetPack builds use the GPU",
-                    evidence=(f"torch {torch.version}", f"L4T kernel {facts.os.kernel or '?'}"),
-                    fix="uninstall it and install NVIDIA's torch wheel for your JetPack release "
-                    "(https://developer.nvidia.com/embedded/downloads, 'PyTorch for Jetson')",
-                    command="python3 -m pip uninstall -y torch torchvision torchaudio",
+                    jf.code,
+                    "error" if jf.severity == "error" else "info",
+                    jf.title,
+                    evidence=(*jf.evidence, f"L4T kernel {facts.os.kernel or '?'}"),
+                    fix=jf.fix,
+                    command="python3 -m pip uninstall -y torch torchvision torchaudio"
+                    if jf.severity == "error"
+                    else None,
                 )
             )
 

@@ -912,7 +912,9 @@ def _build(
     nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
     from setup_env.resolve import fill
 
-    nv_gpus = [fill(g) for g in nv_gpus]  # the catalogue's compute capability (one resolve step)
+    # What the catalogues know (one resolve step): NVIDIA compute capability, AMD gfx id.
+    nv_gpus = [fill(g) for g in nv_gpus]
+    amd_gpus = [fill(g) for g in amd_gpus]
     driver = _value(fields.get("Nvidia driver version"))
     # torch's messages: the driver's CUDA version, GPUs the GPU list did not show.
     cuda_driver = next((m.cuda_driver for m in messages if m.cuda_driver), None)

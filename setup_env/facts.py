@@ -115,6 +115,9 @@ class NvidiaInfo:
     # The user-space NVML library's version when it differs from the kernel module's (printed by
     # nvidia-smi after "Driver/library version mismatch": "580.178").
     library_version: Optional[str] = None
+    # The code of ``error`` (deciders test this, never the prose): "driver-library-mismatch",
+    # "driver-not-loaded", "no-devices", "no-permission" ... (setup_env.probe.nvidia).
+    error_code: Optional[str] = field(default=None, metadata={"omit_if_none": True})
 
 
 @dataclass(frozen=True)
