@@ -169,11 +169,14 @@ def load(paths: Sequence[str]) -> tuple[list[Node], list[BadDocument]]:
     nodes: list[Node] = []
     for path in files:
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read(MAX_DOCUMENT + 1)
-            if len(text) > MAX_DOCUMENT:
+            with open(path, "rb") as f:
+                # Size first: read(MAX) would allocate MAX bytes for every small file.
+                if os.fstat(f.fileno()).st_size > MAX_DOCUMENT:
+                    raise ValueError("too large for a check document")
+                data = f.read(MAX_DOCUMENT + 1)
+            if len(data) > MAX_DOCUMENT:  # grew while read (a file still being written)
                 raise ValueError("too large for a check document")
-            nodes.append(node_from_document(json.loads(text), path))
+            nodes.append(node_from_document(json.loads(data.decode("utf-8")), path))
         except (OSError, UnicodeDecodeError) as exc:
             bad.append(BadDocument(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
