@@ -183,4 +183,16 @@ def load(paths: Sequence[str]) -> tuple[list[Node], list[BadDocument]]:
             bad.append(BadDocument(path, str(exc).splitlines()[0][:200]))
         except RecursionError:
             bad.append(BadDocument(path, "nested too deeply to be a check document"))
-    return nodes, bad
+    return _unique(nodes), bad
+
+
+def _unique(nodes: list[Node]) -> list[Node]:
+    """Two documents from one host (a rerun, two jobs): each keeps its row, named by its file."""
+    from collections import Counter
+    from dataclasses import replace
+
+    seen = Counter(n.name for n in nodes)
+    return [
+        replace(n, name=f"{n.name} ({os.path.basename(n.path)})") if seen[n.name] > 1 else n
+        for n in nodes
+    ]
