@@ -356,6 +356,9 @@ gpu("RTX-5080",         "NVIDIA GeForce RTX 5080",        "12.0", GF, 16,   None
     ["CC", "GF-50"], ("RTX 5080",))
 gpu("RTX-5090",         "NVIDIA GeForce RTX 5090",        "12.0", GF, 32,   209.5,  104.8, 1792,
     ["CC", "WP-RTX-BLACKWELL", "GF-50"], ("RTX 5090",))
+# Seen in real collect_env reports (tests/fixtures/collect_env/): compute capability only.
+gpu("GT-720",           "NVIDIA GeForce GT 720",          "3.5", GF,  None, None,   None, None,
+    ["CC-LEGACY"], ("GeForce GT 720", "GT 720"))
 # --- embedded --------------------------------------------------------------------------------
 gpu("JETSON-AGX-ORIN",  "Orin",                           "8.7", EMB, None, None,   None, None,
     ["CC", "JETSON"],
@@ -725,131 +728,43 @@ ROCM_WHEELS: list[dict[str, Any]] = [
 JETPACK: list[dict[str, Any]] = []
 
 
-def jetpack(
-    version: str,
-    l4t: str,
-    cuda: str,
-    modules: list[str],
-    python: str,
-    index: Optional[str],
-    torch: Optional[str],
-    sources: list[str],
-    sbsa: bool = False,
-    note: str = "",
-) -> None:
-    JETPACK.append(
-        {
-            "jetpack": version,
-            "l4t": l4t,
-            "cuda": cuda,
-            "modules": modules,
-            "python": python,
-            "index": index,
-            "torch": torch,
-            "sbsa": sbsa,
-            "sources": sources,
-            "note": note,
-        }
-    )
+# fmt: off
+def jetpack(version: str, l4t: str, cuda: str, modules: list[str], python: str,
+            index: Optional[str], torch: Optional[str], sources: list[str], sbsa: bool = False,
+            note: str = "", driver: Optional[str] = None) -> None:
+    JETPACK.append({
+        "jetpack": version, "l4t": l4t, "cuda": cuda, "modules": modules, "python": python,
+        "index": index, "torch": torch, "sbsa": sbsa, "driver": driver, "sources": sources,
+        "note": note,
+    })
 
 
 NV_REDIST = "https://developer.download.nvidia.com/compute/redist/jp"
+AI_LAB = "https://pypi.jetson-ai-lab.io/jp6"
 ORIN, XAVIER, OLD = ["8.7"], ["7.2", "8.7"], ["5.3", "6.2", "7.2"]
-jetpack(
-    "4.6",
-    "32.6.1",
-    "10.2",
-    OLD,
-    "3.6",
-    f"{NV_REDIST}/v46/pytorch",
-    "1.10.0",
-    ["JETPACK-ARCHIVE", "JETSON-PYTORCH-RN"],
-)
-jetpack(
-    "4.6.1",
-    "32.7.1",
-    "10.2",
-    OLD,
-    "3.6",
-    f"{NV_REDIST}/v461/pytorch",
-    "1.11.0",
-    ["JETPACK-ARCHIVE", "JETSON-PYTORCH-RN"],
-)
-jetpack(
-    "5.1.2",
-    "35.4.1",
-    "11.4",
-    XAVIER,
-    "3.8",
-    f"{NV_REDIST}/v512/pytorch",
-    "2.1.0",
-    ["JETPACK-ARCHIVE", "JETSON-PYTORCH-RN"],
-)
-jetpack(
-    "6.0",
-    "36.3.0",
-    "12.2",
-    ORIN,
-    "3.10",
-    "https://pypi.jetson-ai-lab.io/jp6/cu122",
-    "2.4.0",
-    ["JETPACK-ARCHIVE", "JETSON-PYTORCH-RN", "JETSON-AI-LAB"],
-)
-jetpack(
-    "6.1",
-    "36.4.0",
-    "12.6",
-    ORIN,
-    "3.10",
-    "https://pypi.jetson-ai-lab.io/jp6/cu126",
-    "2.8.0",
-    ["JETPACK-ARCHIVE", "JETSON-AI-LAB"],
-)
-jetpack(
-    "6.2",
-    "36.4.3",
-    "12.6",
-    ORIN,
-    "3.10",
-    "https://pypi.jetson-ai-lab.io/jp6/cu126",
-    "2.8.0",
-    ["JETPACK-ARCHIVE", "JETSON-AI-LAB"],
-    note="6.1 and 6.2 share CUDA 12.6 and the index",
-)
-jetpack(
-    "6.2.1",
-    "36.4.4",
-    "12.6",
-    ORIN,
-    "3.10",
-    "https://pypi.jetson-ai-lab.io/jp6/cu126",
-    "2.8.0",
-    ["JETPACK-ARCHIVE", "JETSON-AI-LAB"],
-)
-jetpack(
-    "7.0",
-    "38.2.0",
-    "13.0",
-    ["11.0"],
-    "3.12",
-    None,
-    None,
-    ["JETPACK7", "REVIEW-11"],
-    sbsa=True,
-    note="Jetson Thor: PyTorch's SBSA CUDA 13 wheels (sm_110) from PyPI",
-)
-jetpack(
-    "7.1",
-    "38.4.0",
-    "13.0",
-    ["11.0"],
-    "3.12",
-    None,
-    None,
-    ["JETPACK7", "REVIEW-11"],
-    sbsa=True,
-    note="Jetson Thor (T5000/T4000): PyTorch's SBSA CUDA 13 wheels",
-)
+ARCHIVE, NV_RN = "JETPACK-ARCHIVE", "JETSON-PYTORCH-RN"
+#       JetPack  L4T       CUDA    modules  Python index                     torch
+jetpack("4.6",   "32.6.1", "10.2", OLD,    "3.6",  f"{NV_REDIST}/v46/pytorch",  "1.10.0",
+        [ARCHIVE, NV_RN])
+jetpack("4.6.1", "32.7.1", "10.2", OLD,    "3.6",  f"{NV_REDIST}/v461/pytorch", "1.11.0",
+        [ARCHIVE, NV_RN])
+jetpack("5.1.2", "35.4.1", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch", "2.1.0",
+        [ARCHIVE, NV_RN])
+jetpack("6.0",   "36.3.0", "12.2", ORIN,   "3.10", f"{AI_LAB}/cu122",           "2.4.0",
+        [ARCHIVE, NV_RN, "JETSON-AI-LAB"])
+jetpack("6.1",   "36.4.0", "12.6", ORIN,   "3.10", f"{AI_LAB}/cu126",           "2.8.0",
+        [ARCHIVE, "JETSON-AI-LAB"])
+jetpack("6.2",   "36.4.3", "12.6", ORIN,   "3.10", f"{AI_LAB}/cu126",           "2.8.0",
+        [ARCHIVE, "JETSON-AI-LAB"], note="6.1 and 6.2 share CUDA 12.6 and the index")
+jetpack("6.2.1", "36.4.4", "12.6", ORIN,   "3.10", f"{AI_LAB}/cu126",           "2.8.0",
+        [ARCHIVE, "JETSON-AI-LAB"])
+jetpack("7.0",   "38.2.0", "13.0", ["11.0"], "3.12", None, None,
+        ["JETPACK7", "REVIEW-11", "NAME-THOR-TORCH"], sbsa=True, driver="580.00",
+        note="Jetson Thor: PyTorch's SBSA CUDA 13 wheels (sm_110); L4T's driver reports 580.00")
+jetpack("7.1",   "38.4.0", "13.0", ["11.0"], "3.12", None, None,
+        ["JETPACK7", "REVIEW-11", "NAME-THOR-TORCH"], sbsa=True, driver="580.00",
+        note="Jetson Thor (T5000/T4000): PyTorch's SBSA CUDA 13 wheels")
+# fmt: on
 
 
 def build() -> dict[str, Any]:

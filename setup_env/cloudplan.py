@@ -16,6 +16,7 @@ Pure: nothing here reads the machine; the instance data comes from ``cloud_catal
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -148,11 +149,62 @@ def apply(args: argparse.Namespace, facts: Facts) -> tuple[Facts, CloudAdvice | 
     from setup_env import cloud_catalog
 
     catalog = cloud_catalog.load()
-    inst = resolve_instance(catalog, provider, itype)
+    inst = _attached(catalog, provider, itype, getattr(args, "gpu", None) or ())
+    if inst is None:
+        inst = resolve_instance(catalog, provider, itype)
     image = resolve_image(catalog, image_key)
     python_version = _arg(args, "python")
     new_facts = instance_facts(facts, inst, image, python_version)
     return new_facts, advise(inst, image, assumed=image_key is None)
+
+
+def _attached(
+    catalog: Catalog, provider: str | None, itype: str | None, gpu_args: Sequence[str]
+) -> Instance | None:
+    """``--instance-type n1-standard-8 --gpu "Tesla T4"``: a machine type that takes attached GPUs
+    (GCP N1), with the GPUs named (repeat --gpu for more than one)."""
+    if itype is None:
+        return None
+    fam = catalog.attachable_family(provider, itype)
+    if fam is None:
+        if gpu_args:
+            raise CloudPlanError(
+                f"--gpu with --instance-type {itype}: its GPUs come with the instance type; "
+                f"--gpu is for machine types that take attached GPUs (GCP n1-*)"
+            )
+        return None
+    names = ", ".join(catalog.gpus[k].name for k in fam.gpus)
+    if not gpu_args:
+        raise CloudPlanError(
+            f"{fam.provider} {itype} has no GPU of its own: name the attached one with --gpu "
+            f"(one of {names}; repeat --gpu for 2 or 4)"
+        )
+    keys: list[str] = []
+    for name in gpu_args:
+        key = next((k for k in fam.gpus if _same_model(catalog.gpus[k].name, name)), None)
+        if key is None:
+            raise CloudPlanError(f"--gpu {name!r}: {fam.provider} {fam.family} takes {names}")
+        keys.append(key)
+    if len(set(keys)) > 1:
+        raise CloudPlanError("--gpu: the GPUs attached to one VM are all of one model")
+    try:
+        return catalog.attach(fam, itype, keys[0], len(keys))
+    except ValueError as exc:
+        raise CloudPlanError(f"--instance-type {itype}: {exc}") from exc
+
+
+def _same_model(catalog_name: str, name: str) -> bool:
+    """ "Tesla T4" / "T4" / "nvidia-tesla-t4" name the catalogue's "Tesla T4"; "V100" names the
+    one V100 a family takes (a generic match of the same compute capability)."""
+    from setup_env import gpus
+
+    a = gpus.lookup(catalog_name)
+    b = gpus.lookup(name.replace("nvidia-tesla-", "").replace("nvidia-", ""))
+    if a is None or b is None:
+        return False
+    if a.key == b.key:
+        return True
+    return b.match != "exact" and b.compute_capability == a.compute_capability
 
 
 def _arg(args: argparse.Namespace, name: str) -> str | None:
@@ -475,6 +527,12 @@ def _driver_route(inst: Instance, image: Image) -> tuple[str, list[str]]:
             f"driver: AMD's amdgpu kernel driver with ROCm (AMD's repository); PyTorch's ROCm "
             f"wheels support {gpu.name} ({gpu.gfx_arch})"
         ]
+    if inst.driver == "grid" and inst.provider == "aws":
+        return "grid", [
+            "driver: NVIDIA GRID (vGPU) only, as AWS distributes it (the ec2-linux-nvidia-drivers "
+            "S3 bucket, 'GRID drivers for G6f/Gr6f' in AWS's driver guide); the datacenter CUDA "
+            "driver finds no GPU on a fractional slice"
+        ]
     if inst.driver == "grid":
         return "grid", [
             "driver: NVIDIA GRID (vGPU) only, as Azure redistributes it: the "
@@ -560,11 +618,21 @@ def advice_for_detected(facts: Facts) -> CloudAdvice | None:
     except cloud_catalog.CatalogError as exc:
         return CloudAdvice(provider, cloud.instance_type, (str(exc), *extra))
     inst = catalog.lookup(provider, cloud.instance_type)
+    fam = catalog.attachable_family(provider, cloud.instance_type) if inst is None else None
+    if fam is not None and facts.gpus:
+        # GCP N1: the GPUs the driver sees are the attached ones.
+        try:
+            inst = _attached(catalog, provider, cloud.instance_type, [g.name for g in facts.gpus])
+        except CloudPlanError as exc:
+            extra = (*extra, str(exc))
     if inst is None:
+        why = (
+            "its GPUs are attached separately and none is visible"
+            if fam is not None
+            else "not a GPU instance in the catalogue"
+        )
         return CloudAdvice(
-            provider,
-            cloud.instance_type,
-            (f"{provider} {cloud.instance_type}: not a GPU instance in the catalogue", *extra),
+            provider, cloud.instance_type, (f"{provider} {cloud.instance_type}: {why}", *extra)
         )
     image = _image_of(catalog, facts)
     advice = advise(inst, image)

@@ -42,7 +42,6 @@ from setup_env.facts import (
     RocmInfo,
     XpuInfo,
 )
-from setup_env.probe.cpu import summarize_flags  # pure: the same flag summary as the probe
 
 SOURCE = "collect_env"
 WARNING_SOURCE = "collect_env:warning"  # facts read from the messages pasted with the report
@@ -260,7 +259,9 @@ def parse(text: str) -> Report:
     section = ""  # "", "gpu", "cudnn", "cpu", "libs", "vllm", "env", "xpu"
     last_key = ""
     vllm_layout = False
-    for line in lines:
+    after_rule = False  # the previous line was a rule of "=" (vLLM's section headings)
+    end = len(lines)
+    for index, line in enumerate(lines):
         stripped = line.strip()
         if not stripped:
             continue
@@ -274,17 +275,26 @@ def parse(text: str) -> Report:
                 section = ""
             continue
         if set(stripped) == {"="}:
+            after_rule = True
             if section in ("gpu", "cudnn", "xpu"):
                 section = ""
             continue
         heading = _heading(stripped)
-        if heading is not None:
+        ruled, after_rule = after_rule, False
+        vllm_heading = " ".join(stripped.lower().split()) in _VLLM_ONLY
+        if heading is not None and (ruled or not vllm_heading):
+            # vLLM's headings sit between lines of "="; "System info" in prose is no heading.
             section, last_key = heading, ""
-            vllm_layout = vllm_layout or " ".join(stripped.lower().split()) in _VLLM_ONLY
+            vllm_layout = vllm_layout or vllm_heading
             continue
         kv = _key(stripped)
         if kv and (section != "cpu" or kv[0] in ("PyTorch version", "Is CUDA available")):
             key, val = kv
+            if key == "PyTorch version" and key in fields and len(fields) >= 5:
+                # A second whole report pasted after the first: the first wins, and none of
+                # the second's GPUs, libraries or messages mix into it.
+                end = index
+                break
             if key not in fields:  # a second pasted report: the first wins
                 fields[key] = val
             last_key = key
@@ -341,7 +351,7 @@ def parse(text: str) -> Report:
             fields[last_key] = fields[last_key] + " " + stripped
             continue
         last_key = ""
-    messages = read_messages(" ".join(lines))
+    messages = read_messages(" ".join(lines[:end]))
     have_facts = "PyTorch version" in fields or bool(
         {"OS", "Python version", "Python platform", "GPU models and configuration"} & fields.keys()
     )
@@ -455,13 +465,15 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     def snip(m: re.Match[str]) -> str:
         return " ".join(m.group(0).split())[:300]
 
-    for m in _M_DRIVER.finditer(text):
+    # Cheap substring tests first: most reports hold none of the messages.
+    low = text.lower()
+    for m in _M_DRIVER.finditer(text) if "too old (found version" in text else ():
         n = int(m.group(1))
         add(
             m.start(),
             TorchMessage("driver-too-old", snip(m), cuda_driver=f"{n // 1000}.{n % 1000 // 10}"),
         )
-    for m in _M_ARCH.finditer(text):
+    for m in _M_ARCH.finditer(text) if "capability sm_" in text else ():
         cc = m.group(1)
         nm = _M_NAME_BEFORE.search(text[max(0, m.start() - 100) : m.start()])
         gpu = " ".join(nm.group(1).split()) if nm else None
@@ -475,7 +487,7 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
                 arches=tuple(m.group(2).split()),
             ),
         )
-    for m in _M_OLD_GPU.finditer(text):
+    for m in _M_OLD_GPU.finditer(text) if "Found GPU" in text else ():
         add(
             m.start(),
             TorchMessage(
@@ -486,17 +498,20 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
                 min_cc=m.group(5) or m.group(6),
             ),
         )
-    for m in _M_NO_KERNEL.finditer(text):
+    for m in _M_NO_KERNEL.finditer(text) if "no kernel image" in text else ():
         add(m.start(), TorchMessage("no-kernel-image", snip(m)))
-    for m in _M_COUNT.finditer(text):
+    for m in _M_COUNT.finditer(text) if "cudaGetDeviceCount" in text else ():
         add(m.start(), TorchMessage("device-count-error", snip(m), error=int(m.group(1))))
-    for m in _M_MPS.finditer(text):
+    for m in _M_MPS.finditer(text) if "mps " in low else ():
         add(m.start(), TorchMessage("mps-unavailable", snip(m), min_macos=m.group(1) or m.group(2)))
-    for m in _M_LIB.finditer(text):
+    libs = ("cannot open shared object" in text or "undefined symbol" in text) or (
+        "could not be found" in text or " not found" in text
+    )
+    for m in _M_LIB.finditer(text) if libs else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
-    for m in _M_LIB2.finditer(text):
+    for m in _M_LIB2.finditer(text) if "load" in low else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
-    for m in _M_ROCM.finditer(text):
+    for m in _M_ROCM.finditer(text) if "hip" in low else ():
         add(m.start(), TorchMessage("rocm-no-kernel", snip(m)))
     return tuple(msg for _, msg in sorted(found, key=lambda x: x[0]))
 
@@ -577,7 +592,17 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
     return OSInfo(**kw)  # type: ignore[arg-type]
 
 
-def _python_info(fields: dict[str, str], os_info: OSInfo, notes: list[Note]) -> PythonInfo:
+# Win32_Processor.Architecture (what collect_env prints as "Architecture=9" on Windows).
+_WMI_ARCH = {"9": "AMD64", "12": "ARM64", "0": "x86"}
+
+
+def _python_info(
+    fields: dict[str, str],
+    os_info: OSInfo,
+    notes: list[Note],
+    cpu_arch: str = "",
+    cuda_build: bool = False,
+) -> PythonInfo:
     raw = fields.get("Python version", "")
     platform = _value(fields.get("Python platform")) or ""
     os_line = fields.get("OS", "")
@@ -600,6 +625,11 @@ def _python_info(fields: dict[str, str], os_info: OSInfo, notes: list[Note]) -> 
         wm = re.search(r"\((AMD64|ARM64|Intel)\)\]", raw)
         if wm:
             machine = "AMD64" if wm.group(1) == "AMD64" else wm.group(1)
+        elif re.search(r"^Windows-.*-SP\d", platform) is None and cpu_arch in _WMI_ARCH:
+            machine = _WMI_ARCH[cpu_arch]
+        elif cuda_build:
+            # PyTorch's CUDA builds for Windows are x86_64 only.
+            machine = "AMD64"
     elif os_info.family == "darwin":
         pm = re.match(r"macOS-[\d.]+-(x86_64|arm64)-", platform)
         if pm:
@@ -642,7 +672,13 @@ def _cpu_info(cpu_lines: list[str], python: PythonInfo, os_info: OSInfo) -> CpuI
     cores = kv.get("CPU(s)")
     flags_line = kv.get("Flags", "")
     # lscpu's Flags line is the kernel's /proc/cpuinfo flags: summarised as the CPU probe does.
-    isa_level, flags = summarize_flags(frozenset(flags_line.split()))
+    isa_level: Optional[str] = None
+    flags: tuple[str, ...] = ()
+    if flags_line:
+        # Imported only here: the probe package pulls in subprocess & co (pure function).
+        from setup_env.probe.cpu import summarize_flags
+
+        isa_level, flags = summarize_flags(frozenset(flags_line.split()))
     sources = {k: f"{SOURCE}:CPU" for k, v in (("model", model), ("architecture", arch)) if v}
     if flags_line:
         sources["isa_level"] = sources["flags"] = f"{SOURCE}:CPU Flags"
@@ -743,6 +779,7 @@ def _packages(
     cuda_build = _value(fields.get("CUDA used to build PyTorch"))
     rocm_build = _value(fields.get("ROCM used to build PyTorch"))
     found: list[InstalledPackage] = []
+    pip_listed = any(x.startswith("[pip") for x in lib_lines)
     for line in lib_lines:
         tag, _, body = line.partition("]")
         body = body.strip()
@@ -761,8 +798,17 @@ def _packages(
             build = parts[2] if len(parts) > 2 else ""
             channel = parts[3] if len(parts) > 3 else ""
             if channel == "pypi" or build.startswith("pypi"):
-                continue  # pip-installed inside conda: already listed under [pip3]
-            installer, variant = "conda", _conda_variant(build)
+                # pip-installed inside conda: listed under [pip3] too, unless pip's list shows
+                # another version of it (then two installs share the environment).
+                pip_same = any(
+                    f.installer == "pip" and f.name == name.lower() and f.version == version
+                    for f in found
+                )
+                if pip_same or name.lower() not in ("torch",) or not pip_listed:
+                    continue
+                installer, variant = "pip", None
+            else:
+                installer, variant = "conda", _conda_variant(build)
         name = "torch" if name.lower() == "pytorch" else name.lower().replace("_", "-")
         if name not in ("torch", "torchvision", "torchaudio"):
             continue
@@ -840,7 +886,16 @@ def _build(
 ) -> Report:
     notes: list[Note] = []
     os_info = _os_info(fields, notes)
-    python = _python_info(fields, os_info, notes)
+    wmi = next(
+        (
+            re.split(r"[:=]", x, maxsplit=1)[1].strip()
+            for x in cpu_lines
+            if re.match(r"^Architecture\s*[:=]", x)
+        ),
+        "",
+    )
+    cuda_build = bool(re.match(r"^\d+\.\d+", fields.get("CUDA used to build PyTorch", "")))
+    python = _python_info(fields, os_info, notes, wmi, cuda_build)
     cpu = _cpu_info(cpu_lines, python, os_info)
     if (
         os_info.family == "darwin"

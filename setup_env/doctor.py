@@ -343,8 +343,10 @@ def examine(
                     evidence=(f"noted by {note.source or 'detection'}",),
                 )
             )
-    out.sort(key=lambda f: SEVERITY_ORDER[f.severity])
-    return tuple(out)
+    # Root causes (setup_env/causes.py) added and ranked above the symptoms they explain.
+    from setup_env import causes
+
+    return causes.apply(facts, plan, know, out)
 
 
 def _driver_findings(

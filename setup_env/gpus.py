@@ -131,6 +131,10 @@ class JetPack:
     sbsa: bool = False  # runs PyTorch's own SBSA CUDA 13 wheels
     sources: tuple[str, ...] = ()
     note: str = ""
+    driver: Optional[str] = None  # the driver version its L4T reports (JetPack 7 has nvidia-smi)
+
+    def supports(self, cc: str) -> bool:
+        return cc in self.modules
 
 
 @dataclass(frozen=True)
@@ -515,6 +519,7 @@ def _parse_extras(doc: Mapping[str, Any], sources: Mapping[str, str]) -> dict[st
                 sbsa=row.get("sbsa") is True,
                 sources=_src_ids(row, sources, where),
                 note=row.get("note") or "",
+                driver=_opt_str(row, "driver", where),
             )
         )
     return {

@@ -30,11 +30,13 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from setup_env.cuda import window_fit
 from setup_env.facts import (
     AppleInfo,
     CpuInfo,
     Facts,
     Gpu,
+    JetsonInfo,
     NvidiaInfo,
     OSInfo,
     PythonInfo,
@@ -96,7 +98,7 @@ class Plan:
     cuda: str | None = None  # CUDA of the chosen wheel, "13.0"
     driver_compat: str | None = None  # "full" | "mvc" | "no-driver" | None (not CUDA)
     newest_torch: str | None = None  # the newest release in the matrix (for the channel)
-    source: str = "pypi"  # "pypi" | "index" | "mirror" | "nightly" | ""
+    source: str = "pypi"  # "pypi" | "index" | "mirror" | "nightly" | "jetson" | ""
 
 
 # --- the target ----------------------------------------------------------------------------------
@@ -382,11 +384,19 @@ def _why_no_wheel(rel: Release, t: _Target) -> str:
         if label not in rel.python:
             return f"has no wheel for {t.py_label}"
         if plat == "macos_arm64" and plat in rel.min_macos:
-            mins = [
-                tag for tag in rel.platform_tags(plat) if _pa_of(t) in rel.pypi_files.get(tag, ())
+            from setup_env.tags import floor_of_tag
+
+            floors = [
+                f[1]
+                for f in (
+                    floor_of_tag(tag)
+                    for tag in rel.platform_tags(plat)
+                    if _pa_of(t) in rel.pypi_files.get(tag, ())
+                )
+                if f is not None and f[0] == "macos"
             ]
-            if mins:
-                low = min(Version(".".join(x.split("_")[1:3])) for x in mins)
+            if floors:
+                low = Version("{}.{}".format(*min(floors)))
                 if t.macos is not None and t.macos < low:
                     return f"needs macOS {low} or newer for {t.py_label}"
         if not any(p == plat for p in _platforms_of(rel)):
@@ -454,6 +464,17 @@ def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object =
         )
     if opts.channel == "nightly":
         return _nightly_plan(ctx)
+    from setup_env import jetsonplan
+
+    jetson = jetsonplan.jetson_of(facts) if facts.cpu.architecture in ("aarch64", None) else None
+    if jetson is not None and opts.variant is None:
+        # The JetPack-matched route (setup_env/jetsonplan.py): never a driver install.
+        def general(plain: Facts) -> Plan:
+            sub = _Ctx(plain, opts, m)
+            sub.warnings.extend(ctx.warnings)
+            return _stable_plan(sub)
+
+        return jetsonplan.plan(facts, jetson, opts, m, general)
     return _stable_plan(ctx)
 
 
@@ -809,7 +830,7 @@ def _driver_possible(ctx: _Ctx, need: Version) -> bool:
         if g.cc is None:
             continue
         last = g.last_branch
-        if last is not None and need.major > last:
+        if last is not None and window_fit(need.major, None, last) != "ok":
             why = (
                 f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
                 f"driver >= {need} is not available for it"
@@ -828,7 +849,7 @@ def _driver_window_findings(ctx: _Ctx) -> None:
     if drv is None:
         return
     for g in ctx.nv:
-        if g.cc is None or g.first_branch is None or drv.major >= g.first_branch:
+        if g.cc is None or window_fit(drv.major, g.first_branch, None) == "ok":
             continue
         ctx.reasons.append(
             f"driver {raw} is older than R{g.first_branch}, the first driver branch that runs "
@@ -847,7 +868,7 @@ def _upgrade_driver_fix(
         return
     need_v = _v(need)
     if need_v is not None and any(
-        g.last_branch is not None and need_v.major > g.last_branch for g in ctx.nv
+        window_fit(need_v.major, None, g.last_branch) != "ok" for g in ctx.nv
     ):
         if fallback and fallback != need:
             fb = _v(fallback)
@@ -1661,8 +1682,17 @@ def spec_facts(
     glibc: str | None = None,
     macos: str | None = None,
     wsl: bool = False,
+    jetpack: str | None = None,
 ) -> Facts:
     """The facts of a machine described by a spec (``--os linux --gpu "RTX 5090" ...``)."""
+    from setup_env.gpus import identify
+
+    named = [identify(n.strip()) for n in gpus if n.strip() and len(n.strip()) <= 100]
+    jetson_model = next(
+        (f.nvidia for f in named if f.nvidia is not None and f.nvidia.segment == "embedded"), None
+    )
+    if arch is None and jetson_model is not None:
+        arch = "aarch64"  # a Jetson is an aarch64 machine
     os_name = {"darwin": "macos", "mac": "macos", "osx": "macos", "win": "windows"}.get(
         os.lower(), os.lower()
     )
@@ -1692,8 +1722,6 @@ def spec_facts(
         raise PlanError("--glibc applies to --os linux only")
     if macos is not None and os_name != "macos":
         raise PlanError("--macos applies to --os macos only")
-    from setup_env.gpus import identify
-
     src = "spec"
     tags = interpreter_tags(pyver, free, os_name, a, glibc, macos)
     nv: list[Gpu] = []
@@ -1736,6 +1764,7 @@ def spec_facts(
         nvidia = NvidiaInfo(
             driver_version=driver, gpus=tuple(nv), sources={"driver_version": src, "gpus": src}
         )
+    jetson = _spec_jetson(jetpack, jetson_model, os_name, a)
     return Facts(
         os=OSInfo(
             family="darwin" if os_name == "macos" else os_name,  # type: ignore[arg-type]
@@ -1757,6 +1786,33 @@ def spec_facts(
         apple=apple,
         rocm=RocmInfo(gpus=tuple(amd), sources={"gpus": src}) if amd else None,
         xpu=XpuInfo(gpus=tuple(intel), sources={"gpus": src}) if intel else None,
+        jetson=jetson,
+    )
+
+
+def _spec_jetson(jetpack: str | None, model: object, os_name: str, arch: str) -> JetsonInfo | None:
+    """``--jetpack 6.2`` with ``--gpu "Jetson AGX Orin"``: the Jetson of a what-if."""
+    from setup_env import gpus
+
+    if jetpack is None:
+        return None
+    if model is None or not isinstance(model, gpus.GpuModel):
+        raise PlanError('--jetpack needs --gpu naming a Jetson module ("Jetson AGX Orin")')
+    if os_name != "linux" or arch != "aarch64":
+        raise PlanError("--jetpack: a Jetson is --os linux --arch aarch64")
+    if not re.fullmatch(r"\d{1,2}(?:\.\d{1,2}){0,2}", jetpack.strip()):
+        raise PlanError(f"--jetpack {jetpack!r}: expected a version like 6.2")
+    row = gpus.load().jetpack(jetpack.strip())
+    if row is None:
+        known = ", ".join(j.jetpack for j in gpus.load().jetpacks)
+        raise PlanError(f"--jetpack {jetpack!r}: not in the JetPack table (known: {known})")
+    return JetsonInfo(
+        module=model.name,
+        l4t=row.l4t,
+        jetpack=row.jetpack,
+        cuda=row.cuda,
+        compute_capability=model.compute_capability,
+        sources={"jetpack": "spec", "l4t": "JetPack table", "cuda": "JetPack table"},
     )
 
 

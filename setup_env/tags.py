@@ -52,10 +52,11 @@ _WINDOWS_FAMILY = {
     "win_arm64": "windows_arm64",
     "win32": "windows_x86",
 }
-_LINUX_TAG = re.compile(
+# Patterns, not compiled here: detect imports this module and never parses a tag (re caches them).
+_LINUX_TAG = (
     r"(?:manylinux_\d+_\d+|manylinux1|manylinux2010|manylinux2014|musllinux_\d+_\d+|linux)_(\w+)"
 )
-_MAC_TAG = re.compile(r"macosx_(\d+)_(\d+)_(\w+)")
+_MAC_TAG = r"macosx_(\d+)_(\d+)_(\w+)"
 
 
 def version_tuple(text: str | None) -> tuple[int, int] | None:
@@ -198,8 +199,10 @@ def cpython_tags(
     interp = interpreter(python)
     if interp is None:
         return []
-    out = [f"{interp}-{interp}{'t' if free_threaded else ''}-{p}" for p in platforms]
     major, minor = version_tuple(python) or (0, 0)
+    # CPython before 3.8 (built with pymalloc) has the "m" ABI suffix: torch's cp37m wheels.
+    pymalloc = "m" if (major, minor) < (3, 8) else ""
+    out = [f"{interp}-{interp}{pymalloc}{'t' if free_threaded else ''}-{p}" for p in platforms]
     stable = ("abi3t" if free_threaded else "abi3") if abi3 and (major, minor) >= (3, 2) else None
     if stable:
         out += [f"{interp}-{stable}-{p}" for p in platforms]
@@ -251,10 +254,10 @@ def platform_of_tag(tag: str) -> str | None:
     ``linux_x86_64`` -> ``linux_<arch>``; ``win_amd64`` -> ``windows_x86_64``;
     ``macosx_14_0_arm64`` -> ``macos_arm64`` (``universal2`` -> ``macos_universal2``); ``any`` or
     an unknown tag -> None."""
-    m = _LINUX_TAG.fullmatch(tag)
+    m = re.fullmatch(_LINUX_TAG, tag)
     if m:
         return f"linux_{m.group(1)}"
-    m = _MAC_TAG.fullmatch(tag)
+    m = re.fullmatch(_MAC_TAG, tag)
     if m:
         return f"macos_{m.group(3)}"
     return _WINDOWS_FAMILY.get(tag)
@@ -262,15 +265,16 @@ def platform_of_tag(tag: str) -> str | None:
 
 def floor_of_tag(tag: str) -> tuple[str, tuple[int, int]] | None:
     """The oldest OS a platform tag installs on: ``manylinux_2_28_x86_64`` -> ("glibc", (2, 28)),
-    ``manylinux2014_aarch64`` -> ("glibc", (2, 17)), ``macosx_11_0_arm64`` -> ("macos", (11, 0));
+    ``manylinux2014_aarch64`` -> ("glibc", (2, 17)), ``musllinux_1_2_x86_64`` -> ("musl", (1, 2)),
+    ``macosx_11_0_arm64`` -> ("macos", (11, 0));
     tags that name none (``linux_x86_64``, ``win_amd64``) -> None."""
-    m = re.fullmatch(r"manylinux_(\d+)_(\d+)_\w+", tag)
+    m = re.fullmatch(r"(many|musl)linux_(\d+)_(\d+)_\w+", tag)
     if m:
-        return "glibc", (int(m.group(1)), int(m.group(2)))
+        return "glibc" if m.group(1) == "many" else "musl", (int(m.group(2)), int(m.group(3)))
     for minor, legacy in _MANYLINUX_LEGACY.items():
         if tag.startswith(legacy + "_"):
             return "glibc", (2, minor)
-    m = _MAC_TAG.fullmatch(tag)
+    m = re.fullmatch(_MAC_TAG, tag)
     if m:
         return "macos", (int(m.group(1)), int(m.group(2)))
     return None

@@ -48,8 +48,8 @@ def test_instance_invariants(inst: cloud_catalog.Instance) -> None:
         assert inst.gpu.compute_capability
     else:
         assert inst.gpu.gfx_arch
-    # Grace (GH200/GB200) and Graviton (g5g) hosts are aarch64, everything else x86_64 here.
-    grace = inst.gpu.key in ("GH200", "GB200")
+    # Grace (GH200/GB200/GB300) and Graviton (g5g) hosts are aarch64, everything else x86_64 here.
+    grace = inst.gpu.key in ("GH200", "GB200", "GB300")
     graviton = inst.provider == "aws" and inst.family.endswith("g")
     assert (inst.host_arch == "aarch64") == (grace or graviton)
     if inst.fabric_manager:

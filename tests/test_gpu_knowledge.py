@@ -198,3 +198,19 @@ def test_doctor_finds_a_rocm_torch_without_the_gpus_gfx() -> None:
     plan = make_plan(facts, None, M)
     codes = {f.code for f in examine(facts, plan)}
     assert "rocm-gfx-not-in-wheel" in codes
+
+
+def test_window_and_gfx_rules_beside_the_cuda_rules() -> None:
+    from setup_env.cuda import gfx_runs_on as rule
+    from setup_env.cuda import window_fit
+
+    pascal = CAT.windows["6.1"]
+    blackwell = CAT.windows["12.0"]
+    assert window_fit(580, pascal.first_branch, pascal.last_branch) == "ok"
+    assert window_fit(590, pascal.first_branch, pascal.last_branch) == (
+        "driver-past-gpu-last-branch"
+    )
+    assert window_fit(560, blackwell.first_branch, blackwell.last_branch) == (
+        "driver-too-old-for-gpu"
+    )
+    assert rule is gfx_runs_on  # one rule, re-exported by rocmplan

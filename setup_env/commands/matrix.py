@@ -3,14 +3,17 @@
 * ``show``: the matrix in use (a valid refreshed copy in ``user_matrix_path()`` if there is one,
   else the bundled ``setup_env/data/wheels.json``): releases, platforms, variants, companions,
   arch lists and driver minimums; ``--torch``/``--variant`` filter, ``--json`` for the document.
-* ``refresh``: reads PyPI (PEP 691) and PyTorch's index (PEP 503, one page per variant), merges the
-  validated release/variant/tag data into a copy of the bundled document, checks it with
-  ``matrix.validate`` and writes it atomically. Exit codes, chosen for CI:
+* ``refresh``: reads PyPI (PEP 691) and PyTorch's index (PEP 503, one page per variant), merges
+  what it read into the current copy (the valid refreshed copy in use, else the bundled data),
+  validates and writes it atomically (``setup_env.refresh`` does all of it; this module is the
+  CLI). Exit codes, chosen for CI:
 
   ==========================  =====================================================================
-  refresh                     0 written; 0 also when no index could be reached (bundled data kept,
-                              one-line warning: the tool keeps working offline); 1 the live data
-                              did not validate (nothing written)
+  refresh                     0 written; 0 also when no index could be reached at all (the current
+                              data kept, one-line warning: the tool keeps working offline); 3 the
+                              indexes answered nothing usable (HTTP errors, error pages, empty
+                              listings, 404 from every variant page: nothing written); 1 the live
+                              data did not validate (nothing written)
   refresh --check             0 no drift; 1 drift (listed); 3 no index could be reached, or some
                               pages failed and no drift was seen in the rest (the check is
                               incomplete, so it can't say "no drift")
