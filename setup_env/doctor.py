@@ -176,18 +176,6 @@ def _nvidia_gpus(facts: Facts) -> tuple[Gpu, ...]:
     return facts.nvidia.gpus if facts.nvidia is not None else ()
 
 
-def _cc_of(gpu: Gpu) -> Optional[str]:
-    if gpu.compute_capability:
-        return gpu.compute_capability
-    try:
-        from setup_env import gpus as catalogue
-
-        model = catalogue.lookup(gpu.name)
-    except (ImportError, ValueError, KeyError, LookupError):
-        return None
-    return model.compute_capability if model is not None else None
-
-
 def _parse_arch(token: str) -> Optional[tuple[int, int, str]]:
     """ "sm_86" / "8.6" / "8.6+PTX" / "sm_90a" / "compute_90" -> (major, minor, kind) with kind
     "sass", "ptx", "sass+ptx" or "specific" (arch-specific targets run only on that arch)."""
@@ -334,6 +322,7 @@ def examine(
     if torch is not None:
         out.extend(_driver_findings(facts, torch, plan, know))
         out.extend(_arch_findings(facts, torch, plan, know))
+        out.extend(_rocm_arch_findings(facts, torch, plan))
         out.extend(_companion_findings(facts, torch, know))
         out.extend(_toolkit_findings(facts, torch))
     out.extend(_shadow_findings(facts))
@@ -354,8 +343,10 @@ def examine(
                     evidence=(f"noted by {note.source or 'detection'}",),
                 )
             )
-    out.sort(key=lambda f: SEVERITY_ORDER[f.severity])
-    return tuple(out)
+    # Root causes (setup_env/causes.py) added and ranked above the symptoms they explain.
+    from setup_env import causes
+
+    return causes.apply(facts, plan, know, out)
 
 
 def _driver_findings(
@@ -422,10 +413,46 @@ def _driver_findings(
     ]
 
 
+def _rocm_arch_findings(facts: Facts, torch: InstalledPackage, plan: Any) -> list[Finding]:
+    """An installed ROCm torch without the AMD GPU's gfx target (the ROCm twin of the CUDA arch
+    check; setup_env.rocmplan reads which gfx targets each ROCm wheel carries)."""
+    if facts.rocm is None or not facts.rocm.gpus:
+        return []
+    from setup_env.resolve import resolve_gpu
+    from setup_env.rocmplan import MISSING, installed_gap
+
+    pairs = [(g.name, g.gfx_arch or resolve_gpu(g).gfx) for g in facts.rocm.gpus]
+    gap = installed_gap(torch.version, torch.variant, pairs)
+    if gap is None:
+        return []
+    plan_variant = getattr(plan, "variant", None)
+    return [
+        Finding(
+            MISSING,
+            "error",
+            "the installed torch has no kernels for " + ", ".join(gap.gpus),
+            evidence=(
+                f"torch {gap.torch_version} ({gap.variant}) carries " + " ".join(gap.targets),
+            ),
+            fix=(
+                "install the build the plan names"
+                if plan_variant and plan_variant != torch.variant
+                else f"build PyTorch from source with PYTORCH_ROCM_ARCH={';'.join(gap.missing)} "
+                "(HSA_OVERRIDE_GFX_VERSION is an unsupported workaround)"
+            ),
+            command=_install_command(plan, reinstall=True)
+            if plan_variant and plan_variant != torch.variant
+            else None,
+        )
+    ]
+
+
 def _arch_findings(
     facts: Facts, torch: InstalledPackage, plan: Any, know: Knowledge
 ) -> list[Finding]:
     cuda = _cuda_of(torch)
+    from setup_env.resolve import compute_capability
+
     gpus = _nvidia_gpus(facts)
     if not cuda or not gpus or not torch.variant:
         return []
@@ -437,7 +464,7 @@ def _arch_findings(
     ptx: list[str] = []
     missing: list[str] = []
     for gpu in gpus:
-        cc = _cc_of(gpu)
+        cc = compute_capability(gpu)  # as reported, else the catalogue's (setup_env.resolve)
         if cc is None:
             continue
         how = gpu_runs_on(cc, arches)
@@ -701,7 +728,11 @@ def _nvidia_state_findings(facts: Facts) -> list[Finding]:
     out: list[Finding] = []
     nvidia = facts.nvidia
     if nvidia is not None and nvidia.error:
-        mismatch = "mismatch" in nvidia.error.lower()
+        # The probe's code decides (facts written before error_code existed: their prose).
+        code = nvidia.error_code
+        mismatch = code == "driver-library-mismatch" or (
+            code is None and "mismatch" in nvidia.error.lower()
+        )
         out.append(
             Finding(
                 "driver-library-mismatch" if mismatch else "driver-unusable",
