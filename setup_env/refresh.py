@@ -525,12 +525,12 @@ class Base:
 
 def _read_doc(path: Path) -> dict[str, Any]:
     """A matrix document that ``matrix.parse`` accepts; MatrixError (a ValueError) otherwise."""
-    from setup_env import matrix
+    from setup_env import bounded, matrix
 
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
-        raise matrix.MatrixError(f"{path}: cannot read the wheel matrix ({exc})") from exc
+    try:  # bounded: the user's copy may be a FIFO, huge, deep: never a hang or a traceback
+        doc = bounded.parse_json(bounded.read_file(path, matrix.MAX_MATRIX_FILE), "the matrix")
+    except (bounded.ReadFailed, bounded.InputError) as exc:
+        raise matrix.MatrixError(f"{path}: cannot read the wheel matrix ({exc})") from None
     matrix.parse(doc, path=str(path))
     return dict(doc)
 

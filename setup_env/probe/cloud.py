@@ -27,7 +27,6 @@ Source ids ([S1]...) refer to ``setup_env/data/cloud_instances.json`` and the te
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -288,8 +287,8 @@ def parse_gcp(answers: Mapping[str, bytes]) -> MetadataAnswer:
 
 def _json_object(data: bytes, what: str, notes: list[Note]) -> dict[str, Any] | None:
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        doc = bounded.parse_json(data, what)
+    except bounded.InputError:
         notes.append(_garbled(what, data[:60].decode("utf-8", "replace")))
         return None
     if not isinstance(doc, dict):

@@ -19,7 +19,6 @@ seen. Garbled files become Notes, never exceptions.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Optional
 
@@ -86,9 +85,11 @@ def parse_dpkg_l4t_core(text: str) -> Optional[str]:
 
 def parse_cuda_version_json(text: str) -> Optional[str]:
     """``{"cuda": {"name": "CUDA SDK", "version": "12.2.140"}}`` -> ``"12.2"``."""
+    from setup_env.bounded import InputError, parse_json
+
     try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, ValueError):
+        doc = parse_json(text, "version.json")
+    except InputError:
         return None
     cuda = doc.get("cuda") if isinstance(doc, dict) else None
     version = cuda.get("version") if isinstance(cuda, dict) else None

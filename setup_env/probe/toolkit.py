@@ -14,7 +14,6 @@ Version of a folder, first that answers: ``version.json`` (CUDA 11.1+), ``versio
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -32,9 +31,11 @@ _SYSTEM_INCLUDES = (
 
 def parse_version_json(text: str) -> str | None:
     """``version.json`` -> the ``cuda.version`` field (``"12.4.1"``)."""
+    from setup_env.bounded import InputError, parse_json
+
     try:
-        doc = json.loads(text)
-    except ValueError:
+        doc = parse_json(text, "version.json")
+    except InputError:
         return None
     if not isinstance(doc, dict):
         return None
