@@ -589,3 +589,15 @@ def test_no_shell_in_the_package() -> None:
             if needle in text:
                 hits.append(f"{path.relative_to(ROOT)}: {needle}")
     assert hits == []
+
+
+# --- found by scripts/fuzz.py (seed 1): outside JSON parsed without bounds ----------------------
+
+
+@pytest.mark.parametrize("text", [DEEP, HUGE_INT], ids=["deep", "huge-int"])
+def test_fuzz_found_metadata_and_version_json_bounded(text: str) -> None:
+    from setup_env.probe import toolkit
+
+    answer = cloud.parse_azure(text.encode())
+    assert answer.instance_type is None and answer.notes
+    assert toolkit.parse_version_json(text) is None
