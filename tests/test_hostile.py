@@ -312,7 +312,7 @@ def test_row6_index_deadline_covers_connect_headers_and_body(mode: str) -> None:
         took = time.monotonic() - start
         fetcher.close()
     assert err.value.kind == "timeout"
-    assert took < 2.0, took
+    assert took < 3.0, took  # the server drips for 8 s: well past a deadline that slipped
 
 
 @pytest.mark.parametrize("mode", ["drip-headers", "drip-body", "silent"])
@@ -323,7 +323,7 @@ def test_row6_cloud_metadata_budget_is_total(mode: str) -> None:
         provider, answer, notes = cloud.query_metadata(("azure", "oci"), ends, 0.8)
         took = time.monotonic() - start
     assert provider is None and answer is None
-    assert took < 1.3, took
+    assert took < 2.0, took  # 0.8 s budget; the server drips for 8 s
     assert any(n.code == "cloud-metadata-timeout" for n in notes)
 
 
