@@ -43,6 +43,7 @@ from setup_env.facts import (
     XpuInfo,
 )
 from setup_env.probe.cpu import summarize_flags  # pure: the same flag summary as the probe
+from setup_env.variant import CPU, Variant
 
 SOURCE = "collect_env"
 
@@ -434,28 +435,12 @@ def _cudnn_version(cudnn_lines: list[str]) -> Optional[str]:
     return ".".join(str(p) for p in best) if best else None
 
 
-def _local_variant(version: str) -> Optional[str]:
-    if "+" not in version:
-        return None
-    label = version.split("+", 1)[1]
-    m = re.match(r"^(cpu|cu\d{2,3}|rocm\d+(?:\.\d+)*|xpu)(?:\b|$|\.)", label)
-    if m:
-        return m.group(1)
-    if label.startswith("rocm"):
-        return "rocm"
-    return None
-
-
-def _cuda_variant(cuda: Optional[str]) -> Optional[str]:
-    m = re.match(r"^(\d+)\.(\d+)", cuda or "")
-    return f"cu{m.group(1)}{m.group(2)}" if m else None
-
-
-def _conda_variant(build: str) -> Optional[str]:
+def _conda_variant(build: str) -> Optional[Variant]:
+    """A conda build string's variant: ``py3.11_cuda12.1_cudnn8.9.2_0`` -> cu121."""
     if "cpu" in build:
-        return "cpu"
-    m = re.search(r"cuda(\d+)\.(\d+)", build)
-    return f"cu{m.group(1)}{m.group(2)}" if m else None
+        return CPU
+    m = re.search(r"cuda(\d+\.\d+)", build)
+    return Variant.cuda_of(m.group(1)) if m else None
 
 
 def _packages(
@@ -474,7 +459,8 @@ def _packages(
             m = re.match(r"^([A-Za-z0-9_.-]+)==(\S+)$", body)
             if not m:
                 continue
-            name, version, installer, variant = m.group(1), m.group(2), "pip", None
+            name, version, installer = m.group(1), m.group(2), "pip"
+            variant: Optional[Variant] = None
         else:
             parts = body.split()
             if len(parts) < 2:
@@ -494,7 +480,7 @@ def _packages(
             InstalledPackage(
                 name=name,
                 version=version,
-                variant=variant or _local_variant(version),
+                variant=variant or Variant.from_local(version),
                 installer=installer,
                 source=f"{SOURCE}:{tag}]",
             )
@@ -502,23 +488,23 @@ def _packages(
     out: list[InstalledPackage] = []
     # The torch the report imported comes first and wins; other torch installs are shadowed.
     if torch_version:
-        variant = _local_variant(torch_version)
+        torch_variant = Variant.from_local(torch_version)
         cuda = cuda_build if cuda_build and re.match(r"^\d+\.\d+", cuda_build) else None
         hip = rocm_build
-        if variant is None:
+        if torch_variant is None:
             if cuda:
-                variant = _cuda_variant(cuda)
+                torch_variant = Variant.cuda_of(cuda)
             elif hip:
-                variant = "rocm" + ".".join(hip.split(".")[:2])
+                torch_variant = Variant.rocm_of(hip)
             elif os_info.family in ("linux", "windows"):
-                variant = "cpu"
+                torch_variant = CPU
         listed = [p for p in found if p.name == "torch" and p.version == torch_version]
         torch_installer = listed[0].installer if listed else None
         out.append(
             InstalledPackage(
                 name="torch",
                 version=torch_version,
-                variant=variant,
+                variant=torch_variant,
                 cuda=cuda,
                 hip=hip,
                 installer=torch_installer,

@@ -12,6 +12,9 @@ from packaging.version import Version
 from setup_env import matrix as mx
 from setup_env.facts import Facts, Gpu, NvidiaInfo
 from setup_env.plan import Plan, PlanError, PlanOptions, make_plan, spec_facts
+from setup_env.variant import CPU, MPS, XPU, Variant
+
+V = Variant.parse
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 M = mx.load_matrix(FIXTURES / "matrix" / "wheels-subset.json")  # frozen: see its SOURCE
@@ -89,12 +92,13 @@ def test_driver_table_sweep(cc: tuple[int, int], driver: Version) -> None:
     assert "--extra-index-url" not in p.command
     newer_fit = [r for r in M.releases if fits(r, cc, driver)]
     if p.status != "ok":
-        assert p.status == "fallback" and p.variant == "cpu"
+        assert p.status == "fallback" and p.variant == CPU
         assert not newer_fit, f"{newer_fit[-1].version} would fit"
         return
     rel = M.release(p.torch_version or "")
     assert rel is not None
-    b = M.build(p.variant or "", rel.version, "linux_x86_64")
+    assert p.variant is not None
+    b = M.build(p.variant, rel.version, "linux_x86_64")
     assert b is not None and sass_runs(cc, b)
     assert driver_ok(b, driver) == p.driver_compat
     assert newer_fit and newer_fit[-1].version == rel.version
@@ -108,10 +112,11 @@ def test_no_driver(cc: tuple[int, int]) -> None:
     if p.status == "ok":
         assert p.driver_compat == "no-driver"
         assert p.fixes[0].kind == "upgrade-driver" and p.min_driver in p.fixes[0].summary
-        b = M.build(p.variant or "", p.torch_version or "", "linux_x86_64")
+        assert p.variant is not None
+        b = M.build(p.variant, p.torch_version or "", "linux_x86_64")
         assert b is not None and sass_runs(cc, b)
     else:
-        assert p.variant == "cpu" and "build-from-source" in fix_kinds(p)
+        assert p.variant == CPU and "build-from-source" in fix_kinds(p)
 
 
 def test_newest_driver_newest_gpus_get_plain_pypi() -> None:
@@ -134,7 +139,7 @@ def test_t4_driver_470() -> None:
     assert (p.status, p.torch_version, p.variant, p.driver_compat) == (
         "ok",
         "2.7.1",
-        "cu118",
+        V("cu118"),
         "mvc",
     )
     assert p.index_url == "https://download.pytorch.org/whl/cu118"
@@ -143,7 +148,7 @@ def test_t4_driver_470() -> None:
 
 def test_k80() -> None:
     p = plan(os="linux", python="3.11", gpus=["Tesla K80"], driver="470.57.02")
-    assert (p.torch_version, p.variant) == ("2.7.1", "cu118")  # the last build with sm_37
+    assert (p.torch_version, p.variant) == ("2.7.1", V("cu118"))  # the last build with sm_37
     assert "sm_37" in p.details["arches"]
     # Kepler's last driver is R470: never advise a driver it can't have
     assert not any("595" in f.summary for f in p.fixes)
@@ -156,7 +161,7 @@ def test_pascal_volta_only_cu126(gpu: str) -> None:
     assert (p.status, p.torch_version, p.variant, p.driver_compat) == (
         "ok",
         "2.14.1",
-        "cu126",
+        V("cu126"),
         "full",
     )
     assert any("no torch 2.15.0 build carries kernels" in r for r in p.reasons)
@@ -169,7 +174,7 @@ def test_pascal_volta_only_cu126(gpu: str) -> None:
 def test_rtx_4090() -> None:
     p = plan(os="linux", python="3.12", gpus=["RTX 4090"], driver="595.71.05")
     assert (p.torch_version, p.variant, p.driver_compat, p.command) == (
-        "2.15.0", "cu132", "full", "pip install torch==2.15.0",
+        "2.15.0", V("cu132"), "full", "pip install torch==2.15.0",
     )  # fmt: skip
     assert "sm_86" in p.details["arches"]  # 8.9 runs the 8.6 SASS
 
@@ -178,19 +183,19 @@ def test_rtx_5090_driver_570() -> None:
     p = plan(os="linux", python="3.12", gpus=["RTX 5090"], driver="570.86.10")
     assert p.status == "ok"
     assert Version(p.torch_version or "0") >= Version("2.7")
-    assert p.variant is not None and p.variant.startswith("cu12") and p.variant >= "cu128"
+    assert p.variant is not None and V("cu128") <= p.variant < V("cu130")
     assert "sm_120" in p.details["arches"]
     assert p.fixes[0].kind == "upgrade-driver"
 
 
 def test_b200() -> None:
     p = plan(os="linux", python="3.12", gpus=["B200"], driver="595.71.05")
-    assert (p.torch_version, p.variant, p.index_url) == ("2.15.0", "cu132", None)
+    assert (p.torch_version, p.variant, p.index_url) == ("2.15.0", V("cu132"), None)
 
 
 def test_h100_driver_535_minor_version_compatibility() -> None:
     p = plan(os="linux", python="3.12", gpus=["H100"], driver="535.104.05")
-    assert (p.torch_version, p.variant, p.driver_compat) == ("2.14.1", "cu126", "mvc")
+    assert (p.torch_version, p.variant, p.driver_compat) == ("2.14.1", V("cu126"), "mvc")
     assert p.min_driver == "560.35.05" and p.details["mvc_floor"] == "525.60.13"
     assert any("minor-version compatibility" in w for w in p.warnings)
 
@@ -198,18 +203,18 @@ def test_h100_driver_535_minor_version_compatibility() -> None:
 def test_gh200_aarch64() -> None:
     p = plan(os="linux", arch="aarch64", python="3.12", gpus=["GH200"], driver="595.71.05")
     assert (p.platform, p.torch_version, p.variant, p.index_url) == (
-        "linux_aarch64", "2.15.0", "cu132", None,
+        "linux_aarch64", "2.15.0", V("cu132"), None,
     )  # fmt: skip
 
 
 def test_t4g_on_graviton_has_no_cuda_wheel() -> None:
     p = plan(os="linux", arch="aarch64", python="3.12", gpus=["sm_75"], driver="595.71.05")
-    assert p.status == "fallback" and p.variant == "cpu"  # aarch64 CUDA wheels start at sm_80
+    assert p.status == "fallback" and p.variant == CPU  # aarch64 CUDA wheels start at sm_80
 
 
 def test_windows_rtx_3060() -> None:
     p = plan(os="windows", python="3.12", gpus=["RTX 3060"], driver="596.49")
-    assert (p.torch_version, p.variant) == ("2.15.0", "cu130")
+    assert (p.torch_version, p.variant) == ("2.15.0", V("cu130"))
     assert p.index_url == "https://download.pytorch.org/whl/cu130"
     assert any("would give the cpu build" in r for r in p.reasons)
 
@@ -219,12 +224,12 @@ def test_macos_13_m1_and_14_m3() -> None:
     assert (p.torch_version, p.index_url) == ("2.11.0", None)
     assert "upgrade-os" in fix_kinds(p)
     q = plan(os="macos", python="3.12", gpus=["M3"], macos="14.4")
-    assert (q.torch_version, q.variant, q.command) == ("2.15.0", "mps", "pip install torch==2.15.0")
+    assert (q.torch_version, q.variant, q.command) == ("2.15.0", MPS, "pip install torch==2.15.0")
 
 
 def test_intel_mac() -> None:
     p = plan(os="macos", arch="x86_64", python="3.12", macos="13.6")
-    assert (p.status, p.torch_version, p.variant) == ("ok", "2.2.2", "cpu")
+    assert (p.status, p.torch_version, p.variant) == ("ok", "2.2.2", CPU)
     assert plan(os="macos", arch="x86_64", python="3.13", macos="14.0").status == "none"
 
 
@@ -262,7 +267,7 @@ def test_centos7_glibc_2_17() -> None:
 
 def test_gtx_1080_beside_rtx_5090() -> None:
     p = plan(os="linux", python="3.12", gpus=["GTX 1080", "RTX 5090"], driver="595.71.05")
-    assert (p.status, p.variant) == ("fallback", "cpu")
+    assert (p.status, p.variant) == ("fallback", CPU)
     kinds = fix_kinds(p)
     assert kinds[-1] == "cpu" and "build-from-source" in kinds and "one-gpu-type" in kinds
     assert any('TORCH_CUDA_ARCH_LIST="6.1;12.0"' in f.summary for f in p.fixes)
@@ -271,7 +276,7 @@ def test_gtx_1080_beside_rtx_5090() -> None:
 def test_rocm_mi300x() -> None:
     p = plan(os="linux", python="3.12", gpus=["MI300X"])
     r = M.release(p.torch_version or "")
-    assert r is not None and p.variant is not None and p.variant.startswith("rocm")
+    assert r is not None and p.variant is not None and p.variant.is_rocm
     assert r.index[p.variant]["linux_x86_64"].verified
     assert p.index_url == f"https://download.pytorch.org/whl/{p.variant}"
     w = plan(os="windows", python="3.12", gpus=["MI300X"])
@@ -280,7 +285,7 @@ def test_rocm_mi300x() -> None:
 
 def test_xpu() -> None:
     p = plan(os="linux", python="3.12", gpus=["Arc A770"])
-    assert p.variant == "xpu" and p.torch_version == "2.13.0"  # the confirmed one
+    assert p.variant == XPU and p.torch_version == "2.13.0"  # the confirmed one
 
 
 def test_this_machine_replayed() -> None:
@@ -289,7 +294,7 @@ def test_this_machine_replayed() -> None:
 
     facts = detect(ReplayHost(FIXTURES / "hosts" / "debian12-nogpu-cuda13toolkit"))
     p = make_plan(facts, None, M)
-    assert (p.status, p.torch_version, p.variant) == ("ok", "2.15.0", "cpu")
+    assert (p.status, p.torch_version, p.variant) == ("ok", "2.15.0", CPU)
     assert p.index_url == "https://download.pytorch.org/whl/cpu"
 
 

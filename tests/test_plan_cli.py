@@ -12,6 +12,9 @@ from setup_env import render
 from setup_env.cli import main
 from setup_env.facts import to_jsonable
 from setup_env.plan import PlanOptions, facts_summary, make_plan, spec_facts
+from setup_env.variant import CPU, Variant
+
+V = Variant.parse
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -69,7 +72,7 @@ def test_repeatable_gpu_and_fallback(capsys: pytest.CaptureFixture[str]) -> None
         "--gpu", "sm_120", "--driver", "595.71.05",
     )  # fmt: skip
     doc = json.loads(out)
-    assert code == 0 and doc["plan"]["status"] == "fallback" and doc["plan"]["variant"] == "cpu"
+    assert code == 0 and doc["plan"]["status"] == "fallback" and V(doc["plan"]["variant"]) == CPU
     assert [g["compute_capability"] for g in doc["plan"]["facts"]["gpus"]] == ["6.1", "12.0"]
 
 
@@ -165,7 +168,7 @@ def test_cloud_hook(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert doc["plan"]["machine"] == "aws g5.xlarge"
     assert doc["plan"]["cloud"]["provider"] == "aws"
-    assert doc["plan"]["variant"].startswith("cu")
+    assert V(doc["plan"]["variant"]).is_cuda
     code, out, _ = run(capsys, "--no-color", "--cloud", "aws", "--instance-type", "g5.xlarge")
     assert "\nCloud\n" in out
     code, _out, err = run(capsys, "--cloud", "aws", "--instance-type", "nope.large")
@@ -193,7 +196,8 @@ def test_spec_without_os_describes_this_machine_with_the_named_gpu(
     # RTX 5090 (sm_120) on driver 570: a CUDA 12.8+ build of torch >= 2.7 (issue 3's answer).
     from packaging.version import Version
 
-    assert doc["variant"] in ("cu128", "cu129") and Version(doc["torch_version"]) >= Version("2.7")
+    assert V("cu128") <= V(doc["variant"]) <= V("cu129")
+    assert Version(doc["torch_version"]) >= Version("2.7")
 
 
 def test_python_alone_replans_the_detected_machine_for_another_python(

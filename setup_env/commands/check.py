@@ -197,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
         safe_plan,
     )
     from setup_env.doctor import examine
+    from setup_env.matrix import in_use
 
     style = render.Style(render.use_color(sys.stdout, args.color))
     err_style = render.Style(render.use_color(sys.stderr, args.color))
@@ -217,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # cloud advice is extra; it never stops the check
         print(f"setup-env check: no cloud advice ({type(exc).__name__}: {exc})", file=sys.stderr)
     plan, plan_error = safe_plan(plan_facts)
-    findings = examine(facts, plan)
+    findings = examine(facts, plan, in_use())
 
     verify: Optional[VerifyReport] = None
     skipped: Optional[str] = None

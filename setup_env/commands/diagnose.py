@@ -58,7 +58,7 @@ def report_findings(report: Report, findings: tuple[Finding, ...]) -> list[Findi
     if (
         report.cuda_available is False
         and torch is not None
-        and (torch.cuda or (torch.variant or "").startswith("cu"))
+        and (torch.cuda or (torch.variant is not None and torch.variant.is_cuda))
         and gpus
     ):
         explained = [f.code for f in findings if f.severity == "error"]
@@ -165,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
     from setup_env.collect_env import CollectEnvError, parse
     from setup_env.commands.doctor import counts, finding_json, plan_json, safe_plan
     from setup_env.doctor import SEVERITY_ORDER, examine
+    from setup_env.matrix import in_use
 
     try:
         text = _read(args.file)
@@ -174,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         name = "stdin" if args.file == "-" else args.file
         return render.fail("diagnose", "bad-input", f"{name}: {reason}", ExitCode.USAGE, args.json)
     plan, plan_error = safe_plan(report.facts)
-    findings = examine(report.facts, plan)
+    findings = examine(report.facts, plan, in_use())
     findings = tuple(
         sorted(
             findings + tuple(report_findings(report, findings)),

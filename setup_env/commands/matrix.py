@@ -30,6 +30,7 @@ import sys
 from typing import Any
 
 from setup_env.exitcodes import ExitCode
+from setup_env.variant import CPU, Variant, is_index_label
 
 
 def _flags(p: argparse.ArgumentParser) -> None:
@@ -641,11 +642,10 @@ def merge_view(
     return new
 
 
-def _variant_key(v: str) -> tuple[int, tuple[int, ...], str]:
-    order = {"cpu": 0, "cu": 1, "rocm": 2, "xpu": 3}
-    kind = next((k for k in ("rocm", "cu", "cpu", "xpu") if v.startswith(k)), "zz")
-    nums = tuple(int(n) for n in re.findall(r"\d+", v))
-    return (order.get(kind, 9), nums, v)
+def _variant_key(v: str) -> tuple[bool, Variant, str]:
+    """Labels in :class:`Variant` order (unreadable ones last)."""
+    parsed = Variant.find(v)
+    return (parsed is None, parsed or CPU, v)
 
 
 # --- show ----------------------------------------------------------------------------------------
@@ -674,8 +674,6 @@ _TORCH_ARG = re.compile(r"\d{1,3}(?:\.\d{1,3}){0,2}")
 
 def _select(m: Any, torch: str | None, variant: str | None) -> list[Any]:
     """Releases (newest first) matching the filters; ValueError with a one-line message."""
-    from setup_env.matrix import VARIANT_RE
-
     releases = list(reversed(m.releases))
     if torch is not None:
         if not _TORCH_ARG.fullmatch(torch):
@@ -687,11 +685,12 @@ def _select(m: Any, torch: str | None, variant: str | None) -> list[Any]:
                 f"{m.newest.version})"
             )
     if variant is not None:
-        if not VARIANT_RE.fullmatch(variant):
+        if not is_index_label(variant):
             raise ValueError(f"--variant {variant!r}: expected cpu, cuXYZ, rocmX.Y or xpu")
-        releases = [r for r in releases if variant in r.index]
+        asked = Variant.parse(variant)
+        releases = [r for r in releases if asked in r.index]
         if not releases:
-            known = " ".join(sorted(m.variants, key=_variant_key))
+            known = " ".join(str(v) for v in sorted(m.variants))
             where = f" for torch {torch}" if torch else ""
             raise ValueError(f"no variant {variant}{where} in the matrix (known: {known})")
     return releases
@@ -723,7 +722,7 @@ def _driver_text(m: Any, build: Any, os_family: str) -> str:
     return (f">={floor}" if floor == full else f">={floor} (full {full})") + unsure
 
 
-def _variant_rows(m: Any, rel: Any, variant: str) -> list[dict[str, Any]]:
+def _variant_rows(m: Any, rel: Any, variant: Variant) -> list[dict[str, Any]]:
     """One row per group of platforms sharing a build; the data behind show's tables and JSON."""
     plats = rel.index.get(variant, {})
     groups: dict[Any, list[str]] = {}
@@ -735,7 +734,7 @@ def _variant_rows(m: Any, rel: Any, variant: str) -> list[dict[str, Any]]:
     for key, group in groups.items():
         b = m.build(variant, rel.version, group[0]) if key is not None else None
         row: dict[str, Any] = {
-            "variant": variant,
+            "variant": str(variant),
             "platforms": {p: {"verified": plats[p].verified, "confidence": plats[p].confidence,
                               "source": plats[p].source} for p in group},
             "toolkit": None, "sass": [], "ptx": [], "driver_minimum": None, "build_source": None,
@@ -766,7 +765,7 @@ def _variant_rows(m: Any, rel: Any, variant: str) -> list[dict[str, Any]]:
 
 
 def _release_payload(m: Any, rel: Any, variant: str | None) -> dict[str, Any]:
-    variants = [variant] if variant else sorted(rel.index, key=_variant_key)
+    variants = [Variant.parse(variant)] if variant else sorted(rel.index)
     rows = [r for v in variants for r in _variant_rows(m, rel, v)]
     for r in rows:
         r.pop("_build", None)
@@ -778,7 +777,7 @@ def _release_payload(m: Any, rel: Any, variant: str | None) -> dict[str, Any]:
         "platforms": {
             plat: {
                 "pypi_tags": list(rel.platform_tags(plat)),
-                "pypi_variant": rel.pypi_variant[plat].variant
+                "pypi_variant": str(rel.pypi_variant[plat].variant)
                 if plat in rel.pypi_variant
                 else None,
                 "min_glibc": str(rel.min_glibc[plat]) if plat in rel.min_glibc else None,
@@ -888,7 +887,7 @@ def _show(args: argparse.Namespace) -> int:
         rows = [
             (str(rel.version) if i == 0 else "", *_row_cells(m, row))
             for rel in releases
-            for i, row in enumerate(_variant_rows(m, rel, variant))
+            for i, row in enumerate(_variant_rows(m, rel, Variant.parse(variant)))
         ]
         print(render.table(("torch", "platforms", "CUDA", "SASS", "PTX", *_DRIVER_HEAD), rows))
         _print_legend(style)
@@ -896,13 +895,13 @@ def _show(args: argparse.Namespace) -> int:
     print()
     rows = []
     for rel in releases:
-        by_variant: dict[str, list[str]] = {}
+        by_variant: dict[Variant, list[str]] = {}
         for plat, pvar in rel.pypi_variant.items():
             by_variant.setdefault(pvar.variant, []).append(_TINY.get(plat, plat))
         pv = " · ".join(f"{v}: {' '.join(ps)}" for v, ps in by_variant.items())
         idx = " ".join(
-            v + ("" if any(a.verified for a in rel.index[v].values()) else "?")
-            for v in sorted(rel.index, key=_variant_key)
+            str(v) + ("" if any(a.verified for a in rel.index[v].values()) else "?")
+            for v in sorted(rel.index)
         )
         comp = rel.companions
         rows.append(
@@ -940,7 +939,7 @@ def _show(args: argparse.Namespace) -> int:
             print()
             print(style("Nightly (unverified, changes daily)", "bold"))
             for plat, vs in m.nightly.items():
-                print(f"  {_SHORT.get(plat, plat)}: {' '.join(vs)}")
+                print(f"  {_SHORT.get(plat, plat)}: {' '.join(str(v) for v in vs)}")
     print()
     print(
         style(
@@ -1005,11 +1004,11 @@ def _print_release(m: Any, rel: Any, variant: str | None, style: Any, verbose: i
     if verbose:
         for name, c in rel.companions.items():
             print(style(f"    {name}: [{c.confidence}] {c.source}", "dim"))
-    variants = [variant] if variant else sorted(rel.index, key=_variant_key)
+    variants = [Variant.parse(variant)] if variant else sorted(rel.index)
     rows, sources = [], []
     for v in variants:
         for row in _variant_rows(m, rel, v):
-            rows.append((v, *_row_cells(m, row)))
+            rows.append((str(v), *_row_cells(m, row)))
             if row["build_source"]:
                 sources.append(f"{v} {' '.join(row['platforms'])}: {row['build_source']}")
     print("  " + render.table(("variant", "platforms", "CUDA", "SASS", "PTX", *_DRIVER_HEAD),
@@ -1196,7 +1195,8 @@ def _default_variants(bundled: dict[str, Any]) -> list[str]:
     """Variants the data knows, plus the next two CUDA minors after the newest (new releases)."""
     known = {v for e in bundled["releases"].values() for v in e["variants"]}
     known.add("cpu")
-    cuda = sorted(int(v[2:]) for v in known if v.startswith("cu"))
-    if cuda:
-        known.update(f"cu{cuda[-1] + i}" for i in (1, 2))
+    cudas = sorted(v for v in map(Variant.find, known) if v is not None and v.is_cuda)
+    if cudas:
+        n = cudas[-1].version[0] * 10 + cudas[-1].version[1]  # cu129 -> cu130, cu131
+        known.update(str(Variant("cuda", divmod(n + i, 10))) for i in (1, 2))
     return sorted(known, key=_variant_key)
