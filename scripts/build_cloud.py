@@ -133,6 +133,18 @@ GPUS: dict[str, tuple[str, str, str, str, float, str, list[str]]] = {
         "name inferred",
         ["S26", "S8"],
     ),
+    # Issue 12 item 5: names as the driver prints them (setup_env/data/gpus.json rows).
+    "RTX-PRO-4500-BSE": (
+        "NVIDIA RTX PRO 4500 Blackwell Server Edition",
+        "nvidia",
+        "Blackwell",
+        "12.0",
+        32,
+        "name inferred",
+        ["S26", "S40"],
+    ),
+    "GB300": ("NVIDIA GB300", "nvidia", "Blackwell", "10.3", None, "name inferred", ["S26", "S43"]),
+    "P4": ("Tesla P4", "nvidia", "Pascal", "6.1", 8, "name inferred", ["S26", "S28"]),
     "V520": ("Radeon Pro V520", "amd", "RDNA", "gfx1011", 8, "name inferred", ["S27"]),
     "MI300X": (
         "AMD Instinct MI300X",
@@ -411,13 +423,63 @@ FAMILIES: list[tuple[str, str, str, dict[str, Any], str, bool, str, list[str], s
         "aws",
         "g7e",
         "RTX-PRO-6000-BSE",
-        {"g7e.2xlarge": 1, "g7e.48xlarge": 8},
+        {
+            "g7e.2xlarge": 1,
+            "g7e.4xlarge": 1,
+            "g7e.8xlarge": 1,
+            "g7e.12xlarge": 2,
+            "g7e.24xlarge": 4,
+            "g7e.48xlarge": 8,
+        },
         "x86_64",
         False,
-        "GPU verified (gpuhunt de63f51); sizes inferred",
-        ["S8", "S9"],
+        "GPU verified (gpuhunt de63f51); sizes from the AWS table quoted in S40 (secondary)",
+        ["S8", "S9", "S40", "S41"],
         "",
         "",
+    ),
+    (
+        "aws",
+        "g7",
+        "RTX-PRO-4500-BSE",
+        {
+            "g7.2xlarge": 1,
+            "g7.4xlarge": 1,
+            "g7.8xlarge": 2,
+            "g7.12xlarge": 4,
+            "g7.24xlarge": 4,
+            "g7.48xlarge": 8,
+        },
+        "x86_64",
+        False,
+        "sizes and GPU from the AWS table quoted in S40 (secondary; GA 2026-06-18)",
+        ["S40"],
+        "",
+        "",
+    ),
+    (
+        "aws",
+        "g6f",
+        "L4",
+        {"g6f.large": "1/8", "g6f.xlarge": "1/8", "g6f.2xlarge": "1/4", "g6f.4xlarge": "1/2"},
+        "x86_64",
+        False,
+        "fractions from S42 (AWS G6f table, GpuPartitionSize); driver route inferred",
+        ["S42", "S44"],
+        "grid",
+        "fractional L4 (vGPU): needs NVIDIA's GRID driver; the data-centre driver finds no GPU",
+    ),
+    (
+        "aws",
+        "gr6f",
+        "L4",
+        {"gr6f.4xlarge": "1/2"},
+        "x86_64",
+        False,
+        "fraction from S42 (AWS G6f table, GpuPartitionSize); driver route inferred",
+        ["S42", "S44"],
+        "grid",
+        "fractional L4 (vGPU): needs NVIDIA's GRID driver; the data-centre driver finds no GPU",
     ),
     # GCP (S28 GPU pages, S8 gpuhunt)
     (
@@ -527,6 +589,18 @@ FAMILIES: list[tuple[str, str, str, dict[str, Any], str, bool, str, list[str], s
         ["S28"],
         "",
         "Grace host; NVL72 racks also need NVIDIA IMEX (inferred)",
+    ),
+    (
+        "gcp",
+        "a4x-max",
+        "GB300",
+        {"a4x-maxgpu-4g-metal": 4},
+        "aarch64",
+        False,
+        "machine type, GPU and count from a GKE profile (S43, secondary)",
+        ["S43", "S28"],
+        "",
+        "Grace host, bare metal; NVL72 racks also need NVIDIA IMEX (inferred)",
     ),
     (
         "gcp",
@@ -727,6 +801,42 @@ FAMILIES: list[tuple[str, str, str, dict[str, Any], str, bool, str, list[str], s
         "",
         "NVIDIA Grace host; NVL72 racks also need NVIDIA IMEX (inferred)",
     ),
+    (
+        "azure",
+        "ND_GB300_v6",
+        "GB300",
+        {"Standard_ND128isr_GB300_v6": 4},
+        "aarch64",
+        False,
+        "size name verified (S45); 4 GPUs per VM from public baselines (S45, secondary)",
+        ["S45", "S30"],
+        "",
+        "NVIDIA Grace host (arm64 images); NVL72 racks also need NVIDIA IMEX (inferred)",
+    ),
+    (
+        "azure",
+        "NC_RTXPRO6000BSE_v6",
+        "RTX-PRO-6000-BSE",
+        {
+            "Standard_NC24lds_xl_RTXPRO6000BSE_v6": "1/4",
+            "Standard_NC36lds_xl_RTXPRO6000BSE_v6": "1/4",
+            "Standard_NC36ds_xl_RTXPRO6000BSE_v6": "1/4",
+            "Standard_NC72lds_xl_RTXPRO6000BSE_v6": "1/2",
+            "Standard_NC72ds_xl_RTXPRO6000BSE_v6": "1/2",
+            "Standard_NC144lds_xl_RTXPRO6000BSE_v6": 1,
+            "Standard_NC144ds_xl_RTXPRO6000BSE_v6": 1,
+            "Standard_NC288lds_xl_RTXPRO6000BSE_v6": 2,
+            "Standard_NC288ds_xl_RTXPRO6000BSE_v6": 2,
+        },
+        "x86_64",
+        False,
+        "series verified (S30 NC_RTXPRO6000BSE_v6 page, 1-2 GPUs per VM); GA size names and "
+        "fractions from public price code (S46, secondary)",
+        ["S30", "S46", "S47"],
+        "",
+        "fractional sizes are vGPU slices (GRID driver, inferred); whole-GPU sizes take the "
+        "data-centre driver",
+    ),
     # OCI (S8 gpuhunt shape parser; public code)
     (
         "oci",
@@ -866,13 +976,26 @@ FAMILIES: list[tuple[str, str, str, dict[str, Any], str, bool, str, list[str], s
         "lambda",
         "a100",
         "A100-SXM4-40GB",
-        {"gpu_1x_a100_sxm4": 1, "gpu_8x_a100": 8},
+        {"gpu_1x_a100_sxm4": 1},
         "x86_64",
         False,
         "verified",
         ["S31", "S32"],
         "",
         "",
+    ),
+    (
+        "lambda",
+        "a100-8x",
+        "A100-SXM4-40GB",
+        {"gpu_8x_a100": 8},
+        "x86_64",
+        True,
+        "size verified (S31, S32); NVSwitch inferred: an 8x A100 SXM4 board is an HGX A100",
+        ["S31", "S32"],
+        "",
+        "HGX A100 8-GPU board (NVSwitch): NVIDIA Fabric Manager needed (inferred, data review "
+        "2026-12 row 14)",
     ),
     (
         "lambda",
@@ -948,6 +1071,28 @@ FAMILIES: list[tuple[str, str, str, dict[str, Any], str, bool, str, list[str], s
     ),
 ]
 
+# --- machine types with GPUs attached separately -----------------------------------------------
+# GCP N1: the machine type names no GPU; --accelerator type=...,count=N attaches T4, V100, P100
+# or P4 (S28 "GPUs on N1"; counts per GPU model from the same page). (provider, family, machine
+# types, {gpu key: allowed counts}, host arch, status, sources, note)
+_N1 = [f"n1-standard-{n}" for n in (1, 2, 4, 8, 16, 32, 64, 96)]
+_N1 += [f"n1-highmem-{n}" for n in (2, 4, 8, 16, 32, 64, 96)]
+_N1 += [f"n1-highcpu-{n}" for n in (2, 4, 8, 16, 32, 64, 96)]
+ATTACHABLE: list[tuple[str, str, list[str], dict[str, list[int]], str, str, list[str], str]] = [
+    (
+        "gcp",
+        "n1",
+        _N1,
+        {"T4": [1, 2, 4], "V100-SXM2-16GB": [1, 2, 4, 8], "P100-PCIE-16GB": [1, 2, 4],
+         "P4": [1, 2, 4]},
+        "x86_64",
+        "GPU models verified (S28); counts per model inferred from S28's N1 table",
+        ["S28", "S48"],
+        "the machine type names no GPU: GPUs are attached with --accelerator "
+        "(nvidia-tesla-t4, -v100, -p100, -p4)",
+    ),
+]  # fmt: skip
+
 # --- images -----------------------------------------------------------------------------------
 # key: (distro id, version, glibc, ships driver branch or "", default CUDA the driver supports
 #       or "", status, sources, description). glibc: the distro release's glibc, which decides
@@ -1018,6 +1163,15 @@ SOURCES: dict[str, str] = {
     "S31": "https://docs.lambda.ai/public-cloud/cloud-api/",
     "S32": "github:skypilot-org/skypilot-catalog@11580132cea2 catalogs/v7/lambda/vms.csv",
     "S34": "github:MicrosoftDocs/azure-compute-docs articles/virtual-machines/linux/n-series-driver-setup.md",  # noqa: E501
+    "S40": "https://github.com/kubernetes/autoscaler/issues/9854 (AWS G7/G7e tables, 2026-06-23)",
+    "S41": "https://github.com/kubernetes/autoscaler/pull/9097 (g7e added from AWS's g7e page)",
+    "S42": "https://github.com/DigitalPebble/spruce/pull/265 ; https://github.com/Boavizta/boaviztapi/pull/568 (AWS G6f table, GpuPartitionSize)",  # noqa: E501
+    "S43": "https://github.com/NVIDIA/aicr/pull/1985 kwok/profiles/gke/a4x-maxgpu-4g-metal.yaml (4 x NVIDIA-GB300, driver 580.95.05)",  # noqa: E501
+    "S44": "https://github.com/skypilot-org/skypilot/issues/6445 (g6f/gr6f: the standard driver finds no GPU)",  # noqa: E501
+    "S45": "public Azure HPC validation notes naming Standard_ND128isr_GB300_v6 (4 GPUs per node, open R580)",  # noqa: E501
+    "S46": "public Azure retail-price code mapping Standard_NC*_xl_RTXPRO6000BSE_v6 sizes to GPU fractions",  # noqa: E501
+    "S47": "https://github.com/Azure/azhpc-images/pull/582 (GA SKU Standard_NC144lds_xl_RTXPRO6000BSE_v6)",  # noqa: E501
+    "S48": "https://github.com/berops/claudie/pull/1952 (GCP: GPUs attach to n1-standard-*/n1-highmem-*)",  # noqa: E501
 }
 
 
@@ -1066,10 +1220,30 @@ def build() -> dict[str, Any]:
         }
         for key, (did, ver, glibc, branch, cuda, status, sources, desc) in IMAGES.items()
     }
-    unused = sorted(set(GPUS) - {row["gpu"] for row in families})
+    attachable = []
+    for prov, fam, types, gpus_by, arch, status, sources, note in ATTACHABLE:
+        for key in gpus_by:
+            if key not in GPUS:
+                raise SystemExit(f"{prov}/{fam}: unknown GPU key {key!r}")
+        attachable.append(
+            {
+                "provider": prov,
+                "family": fam,
+                "machine_types": types,
+                "gpus": gpus_by,
+                "host_arch": arch,
+                "status": status,
+                "sources": sources,
+                "note": note,
+            }
+        )
+    unused = sorted(
+        set(GPUS) - {row["gpu"] for row in families} - {k for a in attachable for k in a["gpus"]}
+    )
     if unused:
         raise SystemExit(f"GPU models no family uses: {unused}")
     used = {s for row in families for s in row["sources"]}
+    used |= {s for row in attachable for s in row["sources"]}
     used |= {s for g in gpus.values() for s in g["sources"]}
     used |= {s for i in images.values() for s in i["sources"]}
     missing = sorted(used - SOURCES.keys())
@@ -1083,6 +1257,7 @@ def build() -> dict[str, Any]:
         "generated_by": "scripts/build_cloud.py",
         "gpus": gpus,
         "families": families,
+        "attachable": attachable,
         "images": images,
         "sources": {k: SOURCES[k] for k in sorted(used, key=lambda s: int(s[1:]))},
     }

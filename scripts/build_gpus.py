@@ -102,6 +102,48 @@ SOURCES: dict[str, str] = {
     "T1": "https://github.com/pytorch/torchtitan/blob/main/torchtitan/tools/utils.py",
     # Names as nvidia-smi prints them, seen in this repository's host fixtures.
     "FIXTURES": "tests/fixtures/hosts/*/SOURCES.md",
+    # Names as the driver prints them: the driver README's list of supported GPU products
+    # (Appendix A), which is the table nvidia-smi / NVML names come from.
+    "DRV-NAMES": (
+        "https://download.nvidia.com/XFree86/Linux-x86_64/580.95.05/README/supportedchips.html"
+    ),
+    # nvidia-smi / torch names seen in public reports.
+    "NAME-GB10": "https://github.com/p-e-w/heretic/issues/13",
+    "NAME-THOR": "https://github.com/sgl-project/sglang/pull/11287",
+    "NAME-THOR-TORCH": "https://github.com/vllm-project/vllm/issues/34470",
+    "THOR-SM110": "https://github.com/pytorch/pytorch/pull/169719",
+    # Driver windows: first CUDA toolkit and last driver branch per architecture.
+    "ARCH-MATRIX": (
+        "https://docs.nvidia.com/datacenter/tesla/drivers/"
+        "cuda-toolkit-driver-and-architecture-matrix.html"
+    ),
+    "CUDA-RN": "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
+    "CUDA-12.9-RN": (
+        "https://docs.nvidia.com/cuda/archive/12.9.0/cuda-toolkit-release-notes/index.html"
+    ),
+    "OPEN-KM": "https://github.com/NVIDIA/open-gpu-kernel-modules#compatible-gpus",
+    "LEGACY-580": "https://github.com/NixOS/nixos-hardware/issues/1880",
+    # AMD: gfx ids and names (rocminfo's "Marketing Name").
+    "AMD-SPECS": "https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html",
+    "AMD-LLVM": "https://llvm.org/docs/AMDGPUUsage.html#processors",
+    "ROCMINFO-MI300X": "https://github.com/ROCm/ROCm/issues/4021",
+    # ROCm wheels: PYTORCH_ROCM_ARCH of PyTorch's official builds.
+    "PT-ROCM-BUILD": (
+        "https://github.com/pytorch/pytorch/blob/1fca82d4/.ci/docker/manywheel/build.sh"
+    ),
+    "PT-141667": "https://github.com/pytorch/pytorch/pull/141667",
+    "PT-147761": "https://github.com/pytorch/pytorch/pull/147761",
+    "PT-148562": "https://github.com/pytorch/pytorch/pull/148562",
+    "PT-167299": "https://github.com/pytorch/pytorch/pull/167299",
+    # Jetson: JetPack <-> L4T <-> CUDA, and NVIDIA's PyTorch wheels for each JetPack.
+    "JETPACK-ARCHIVE": "https://developer.nvidia.com/embedded/jetpack-archive",
+    "JETSON-PYTORCH-RN": (
+        "https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform-"
+        "release-notes/pytorch-jetson-rel.html"
+    ),
+    "JETSON-AI-LAB": "https://pypi.jetson-ai-lab.io/",
+    "JETPACK7": "https://developer.nvidia.com/embedded/jetpack-sdk-70",
+    "REVIEW-11": "https://github.com/nvidia-holoscan/holohub/issues/1687",
 }
 
 # Compute capability -> architecture. One table; rows never spell the architecture.
@@ -314,10 +356,414 @@ gpu("RTX-5080",         "NVIDIA GeForce RTX 5080",        "12.0", GF, 16,   None
     ["CC", "GF-50"], ("RTX 5080",))
 gpu("RTX-5090",         "NVIDIA GeForce RTX 5090",        "12.0", GF, 32,   209.5,  104.8, 1792,
     ["CC", "WP-RTX-BLACKWELL", "GF-50"], ("RTX 5090",))
+# Seen in real collect_env reports (tests/fixtures/collect_env/): compute capability only.
+gpu("GT-720",           "NVIDIA GeForce GT 720",          "3.5", GF,  None, None,   None, None,
+    ["CC-LEGACY"], ("GeForce GT 720", "GT 720"))
 # --- embedded --------------------------------------------------------------------------------
 gpu("JETSON-AGX-ORIN",  "Orin",                           "8.7", EMB, None, None,   None, None,
-    ["CC", "JETSON"], ("Jetson AGX Orin", "Jetson Orin"),
+    ["CC", "JETSON"],
+    ("Jetson AGX Orin", "Jetson Orin", "Jetson Orin NX", "Jetson Orin Nano",
+     "NVIDIA Jetson AGX Orin", "NVIDIA Jetson Orin NX", "NVIDIA Jetson Orin Nano"),
     note="Jetson has no nvidia-smi; torch names the device 'Orin'; memory is shared with the CPU")
+# fmt: on
+
+# --- the rest of NVIDIA's compute-capability list (names as the driver prints them) -------
+# These rows carry no peaks (None): the cc is from NVIDIA's list (CC / CC-LEGACY), the name from
+# the driver's product list (DRV-NAMES). Laptop parts are not on NVIDIA's cc list: they share the
+# desktop chip's cc (the note says so).
+LAP = "laptop"
+LAPTOP_NOTE = "laptop part: NVIDIA's cc list names the desktop family; same chip generation"
+
+
+def family(cc: str, segment: str, srcs: list[str], names: list[str], note: str = "") -> None:
+    """Rows of one compute capability: "NVIDIA GeForce RTX 5060" -> key RTX-5060, alias RTX 5060."""
+    for name in names:
+        short = name
+        for prefix in ("NVIDIA GeForce ", "NVIDIA ", "Tesla "):
+            if short.startswith(prefix):
+                short = short[len(prefix) :]
+                break
+        key = short.upper().replace(" ", "-").replace("(", "").replace(")", "")
+        aliases = (short,) if short != name else ()
+        gpu(
+            key,
+            name,
+            cc,
+            segment,
+            None,
+            None,
+            None,
+            None,
+            srcs,
+            aliases,
+            note=note or "cc from NVIDIA's list; name as the driver prints it",
+        )
+
+
+# fmt: off
+family("12.1", DC, ["CC", "NAME-GB10"], ["NVIDIA GB10"],
+       note="DGX Spark (Grace Blackwell superchip, unified LPDDR5X: NVML reports no memory)")
+family("12.0", WS, ["CC", "DRV-NAMES"], [
+    "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+    "NVIDIA RTX PRO 5000 Blackwell", "NVIDIA RTX PRO 4500 Blackwell",
+    "NVIDIA RTX PRO 4000 Blackwell", "NVIDIA RTX PRO 4000 Blackwell SFF Edition",
+    "NVIDIA RTX PRO 2000 Blackwell"])
+family("12.0", DC, ["CC", "DRV-NAMES"], ["NVIDIA RTX PRO 4500 Blackwell Server Edition"])
+family("12.0", GF, ["CC", "GF-50", "DRV-NAMES"], [
+    "NVIDIA GeForce RTX 5060", "NVIDIA GeForce RTX 5050", "NVIDIA GeForce RTX 5090 D"])
+family("12.0", LAP, ["CC", "DRV-NAMES"], [
+    "NVIDIA GeForce RTX 5090 Laptop GPU", "NVIDIA GeForce RTX 5080 Laptop GPU",
+    "NVIDIA GeForce RTX 5070 Ti Laptop GPU", "NVIDIA GeForce RTX 5070 Laptop GPU",
+    "NVIDIA GeForce RTX 5060 Laptop GPU", "NVIDIA GeForce RTX 5050 Laptop GPU"], note=LAPTOP_NOTE)
+family("10.3", DC, ["CC"], ["NVIDIA GB300"])
+family("9.0", DC, ["CC", "DRV-NAMES"], ["NVIDIA H20", "NVIDIA H800", "NVIDIA H100 SXM5 64GB"],
+       note="Hopper (cc 9.0 like every Hopper part); not printed on NVIDIA's short cc list")
+family("8.9", DC, ["CC", "DRV-NAMES"], ["NVIDIA L20"],
+       note="Ada data-centre part (cc 8.9 like L4/L40); not printed on NVIDIA's short cc list")
+family("8.9", WS, ["CC", "DRV-NAMES"], [
+    "NVIDIA RTX 5000 Ada Generation", "NVIDIA RTX 4500 Ada Generation",
+    "NVIDIA RTX 4000 Ada Generation", "NVIDIA RTX 4000 SFF Ada Generation",
+    "NVIDIA RTX 2000 Ada Generation"])
+family("8.9", GF, ["CC", "GF-40", "DRV-NAMES"], [
+    "NVIDIA GeForce RTX 4090 D", "NVIDIA GeForce RTX 4080 SUPER",
+    "NVIDIA GeForce RTX 4070 Ti SUPER", "NVIDIA GeForce RTX 4070 SUPER"])
+family("8.9", LAP, ["CC", "DRV-NAMES"], [
+    "NVIDIA GeForce RTX 4090 Laptop GPU", "NVIDIA GeForce RTX 4080 Laptop GPU",
+    "NVIDIA GeForce RTX 4070 Laptop GPU", "NVIDIA GeForce RTX 4060 Laptop GPU",
+    "NVIDIA GeForce RTX 4050 Laptop GPU"], note=LAPTOP_NOTE)
+family("8.6", DC, ["CC", "DRV-NAMES"], ["NVIDIA A2", "NVIDIA A16"])
+family("8.6", WS, ["CC", "DRV-NAMES"], ["NVIDIA RTX A2000", "NVIDIA RTX A2000 12GB"])
+family("8.6", LAP, ["CC", "DRV-NAMES"], [
+    "NVIDIA RTX A3000 Laptop GPU", "NVIDIA GeForce RTX 3080 Laptop GPU",
+    "NVIDIA GeForce RTX 3070 Laptop GPU", "NVIDIA GeForce RTX 3060 Laptop GPU",
+    "NVIDIA GeForce RTX 3050 Laptop GPU"], note=LAPTOP_NOTE)
+family("8.6", GF, ["CC", "GF-30", "DRV-NAMES"], [
+    "NVIDIA GeForce RTX 3090 Ti", "NVIDIA GeForce RTX 3080 Ti", "NVIDIA GeForce RTX 3070 Ti",
+    "NVIDIA GeForce RTX 3050"])
+family("7.5", WS, ["CC-LEGACY", "DRV-NAMES"], [
+    "Quadro RTX 8000", "Quadro RTX 6000", "Quadro RTX 5000", "Quadro RTX 4000", "NVIDIA T1000",
+    "NVIDIA T1000 8GB", "NVIDIA T600", "NVIDIA T400", "NVIDIA T400 4GB", "NVIDIA TITAN RTX"])
+family("7.5", GF, ["CC-LEGACY", "DRV-NAMES"], [
+    "NVIDIA GeForce GTX 1660 Ti", "NVIDIA GeForce GTX 1660 SUPER", "NVIDIA GeForce GTX 1660",
+    "NVIDIA GeForce GTX 1650 SUPER", "NVIDIA GeForce GTX 1650", "NVIDIA GeForce GTX 1650 Ti",
+    "NVIDIA GeForce RTX 2080 SUPER", "NVIDIA GeForce RTX 2070 SUPER",
+    "NVIDIA GeForce RTX 2060 SUPER"])
+family("7.0", WS, ["CC-LEGACY", "DRV-NAMES"], ["NVIDIA TITAN V", "Quadro GV100"])
+family("6.1", WS, ["CC-LEGACY", "DRV-NAMES"], [
+    "Quadro P6000", "Quadro P5000", "Quadro P4000", "Quadro P2200", "Quadro P2000",
+    "Quadro P1000", "Quadro P620", "Quadro P600", "Quadro P400", "NVIDIA TITAN Xp",
+    "NVIDIA TITAN X (Pascal)"])
+family("6.1", GF, ["CC-LEGACY", "DRV-NAMES"], [
+    "NVIDIA GeForce GTX 1070 Ti", "NVIDIA GeForce GTX 1050"])
+family("6.0", WS, ["CC-LEGACY", "DRV-NAMES"], ["Quadro GP100"])
+family("5.2", DC, ["CC-LEGACY", "DRV-NAMES"], ["Tesla M40", "Tesla M40 24GB"])
+family("5.2", WS, ["CC-LEGACY", "DRV-NAMES"], [
+    "Quadro M6000", "Quadro M6000 24GB", "Quadro M5000", "Quadro M4000", "Quadro M2000"])
+family("5.2", GF, ["CC-LEGACY", "DRV-NAMES"], [
+    "NVIDIA GeForce GTX TITAN X", "NVIDIA GeForce GTX 980 Ti", "NVIDIA GeForce GTX 980",
+    "NVIDIA GeForce GTX 970", "NVIDIA GeForce GTX 960", "NVIDIA GeForce GTX 950"])
+family("5.0", WS, ["CC-LEGACY", "DRV-NAMES"], ["Quadro K2200", "Quadro K1200", "Quadro K620"])
+family("5.0", GF, ["CC-LEGACY", "DRV-NAMES"], [
+    "NVIDIA GeForce GTX 750 Ti", "NVIDIA GeForce GTX 750"])
+family("3.5", DC, ["CC-LEGACY", "DRV-NAMES"], ["Tesla K40m", "Tesla K40c", "Tesla K20Xm"])
+# Jetson: torch names the iGPU by its SoC; there is no nvidia-smi before JetPack 7.
+gpu("JETSON-THOR",      "NVIDIA Thor",                    "11.0", EMB, None, None,  None, None,
+    ["CC", "NAME-THOR", "NAME-THOR-TORCH", "THOR-SM110"],
+    ("Jetson AGX Thor", "Jetson T5000", "Jetson T4000", "Thor"),
+    note="Jetson Thor: cc 11.0 with CUDA 13 (10.1 under CUDA 12.x); nvidia-smi from JetPack 7")
+gpu("JETSON-XAVIER",    "Xavier",                         "7.2", EMB, None, None,   None, None,
+    ["CC-LEGACY", "JETSON"], ("Jetson AGX Xavier", "Jetson Xavier NX", "Jetson Xavier"),
+    note="torch names the device 'Xavier'; memory is shared with the CPU")
+gpu("JETSON-TX2",       "NVIDIA Tegra X2",                "6.2", EMB, None, None,   None, None,
+    ["CC-LEGACY", "JETSON"], ("Jetson TX2", "Tegra X2", "TX2"),
+    note="torch names the device 'NVIDIA Tegra X2'; memory is shared with the CPU")
+gpu("JETSON-NANO",      "NVIDIA Tegra X1",                "5.3", EMB, None, None,   None, None,
+    ["CC-LEGACY", "JETSON"], ("Jetson Nano", "Tegra X1", "Jetson TX1"),
+    note="torch names the device 'NVIDIA Tegra X1'; memory is shared with the CPU")
+# fmt: on
+
+# --- driver windows --------------------------------------------------------------------------
+# Per compute capability: the first driver branch that runs it (the minimum driver of the first
+# CUDA toolkit that supports it, NVIDIA's release notes table 3), the last branch that still does
+# (NVIDIA's architecture matrix), and which kernel modules drive it (the open modules support
+# Turing and newer; Blackwell needs them). Jetson iGPUs (5.3, 6.2, 7.2, 8.7, 11.0) are left out:
+# their driver comes with the L4T release, never separately.
+DRIVER_WINDOWS: dict[str, dict[str, Any]] = {}
+
+
+def window(
+    ccs: list[str],
+    first: Optional[int],
+    last: Optional[int],
+    first_cuda: Optional[str],
+    modules: str,
+    sources: list[str],
+    note: str = "",
+) -> None:
+    for cc in ccs:
+        DRIVER_WINDOWS[cc] = {
+            "first_branch": first,
+            "last_branch": last,
+            "first_cuda": first_cuda,
+            "kernel_modules": modules,
+            "sources": sources,
+            "note": note,
+        }
+
+
+window(
+    ["3.5", "3.7"],
+    None,
+    470,
+    "6.0",
+    "proprietary",
+    ["ARCH-MATRIX"],
+    note="Kepler: R470 is the last branch (CUDA 11.x the last toolkit)",
+)
+window(
+    ["5.0", "5.2"],
+    None,
+    580,
+    "6.5",
+    "proprietary",
+    ["ARCH-MATRIX", "OPEN-KM", "LEGACY-580"],
+    note="Maxwell: R580 is the last branch (CUDA 12.x the last toolkit)",
+)
+window(
+    ["6.0", "6.1"],
+    None,
+    580,
+    "8.0",
+    "proprietary",
+    ["ARCH-MATRIX", "OPEN-KM", "LEGACY-580"],
+    note="Pascal: R580 is the last branch (CUDA 12.x the last toolkit)",
+)
+window(
+    ["7.0"],
+    None,
+    580,
+    "9.0",
+    "proprietary",
+    ["ARCH-MATRIX", "OPEN-KM"],
+    note="Volta: R580 is the last branch (CUDA 12.x the last toolkit)",
+)
+window(["7.5"], 410, None, "10.0", "either", ["ARCH-MATRIX", "CUDA-RN", "OPEN-KM"])
+window(["8.0"], 450, None, "11.0", "either", ["ARCH-MATRIX", "CUDA-RN", "OPEN-KM"])
+window(
+    ["8.6"],
+    455,
+    None,
+    "11.1",
+    "either",
+    ["ARCH-MATRIX", "CUDA-RN", "OPEN-KM"],
+    note="the matrix prints CUDA 11.0 for 8.0 and 8.6 together; sm_86 came with CUDA 11.1 "
+    "(R455), which is what an RTX 30xx needs",
+)
+window(["8.9", "9.0"], 520, None, "11.8", "either", ["ARCH-MATRIX", "CUDA-RN", "OPEN-KM"])
+window(
+    ["10.0", "12.0"],
+    570,
+    None,
+    "12.8",
+    "open",
+    ["ARCH-MATRIX", "CUDA-RN", "OPEN-KM"],
+    note="Blackwell: first toolkit CUDA 12.8 (driver R570); the open kernel modules only",
+)
+window(
+    ["10.3", "12.1"],
+    575,
+    None,
+    "12.9",
+    "open",
+    ["CUDA-12.9-RN", "CUDA-RN", "OPEN-KM"],
+    note="sm_103 / sm_121 came with CUDA 12.9 (driver R575); not on the architecture matrix",
+)
+
+# --- AMD GPUs --------------------------------------------------------------------------------
+# Names as rocminfo prints them ("Marketing Name"), gfx ids from AMD's hardware specifications.
+AMD_ROWS: list[dict[str, Any]] = []
+
+
+def amd(
+    key: str,
+    name: str,
+    gfx: str,
+    segment: str,
+    memory_gb: Num,
+    aliases: tuple[str, ...] = (),
+    sources: tuple[str, ...] = ("AMD-SPECS",),
+    note: str = "",
+) -> None:
+    AMD_ROWS.append(
+        {
+            "key": key,
+            "name": name,
+            "aliases": list(aliases),
+            "vendor": "amd",
+            "gfx": gfx,
+            "segment": segment,
+            "memory_gb": memory_gb,
+            "sources": list(sources),
+            "note": note,
+        }
+    )
+
+
+# fmt: off
+amd("MI355X",   "AMD Instinct MI355X",   "gfx950",  DC, 288, ("MI355X",))
+amd("MI350X",   "AMD Instinct MI350X",   "gfx950",  DC, 288, ("MI350X",))
+amd("MI325X",   "AMD Instinct MI325X",   "gfx942",  DC, 256, ("MI325X",))
+amd("MI300X",   "AMD Instinct MI300X",   "gfx942",  DC, 192, ("MI300X", "MI300X OAM"),
+    ("AMD-SPECS", "ROCMINFO-MI300X"))
+amd("MI300A",   "AMD Instinct MI300A",   "gfx942",  DC, 128, ("MI300A",))
+amd("MI250X",   "AMD Instinct MI250X/MI250", "gfx90a", DC, 128, ("MI250X", "MI250"),
+    note="rocminfo prints one name for both; one GCD (64 GB) per agent")
+amd("MI210",    "AMD Instinct MI210",    "gfx90a",  DC, 64,  ("MI210",))
+amd("MI100",    "AMD Instinct MI100",    "gfx908",  DC, 32,  ("MI100",))
+amd("MI60",     "AMD Instinct MI60",     "gfx906",  DC, 32,  ("MI60",))
+amd("MI50",     "AMD Instinct MI50",     "gfx906",  DC, 16,  ("MI50", "MI50 32GB"))
+amd("MI25",     "Radeon Instinct MI25",  "gfx900",  DC, 16,  ("MI25",))
+amd("PRO-W7900", "AMD Radeon PRO W7900", "gfx1100", WS, 48,  ("Radeon PRO W7900", "W7900"))
+amd("PRO-W7800", "AMD Radeon PRO W7800", "gfx1100", WS, 32,  ("Radeon PRO W7800", "W7800"))
+amd("PRO-W7700", "AMD Radeon PRO W7700", "gfx1101", WS, 16,  ("Radeon PRO W7700", "W7700"))
+amd("PRO-W6800", "AMD Radeon PRO W6800", "gfx1030", WS, 32,  ("Radeon PRO W6800", "W6800"))
+amd("PRO-V620",  "AMD Radeon PRO V620",  "gfx1030", DC, 32,  ("Radeon PRO V620", "V620"))
+amd("PRO-VII",   "AMD Radeon Pro VII",   "gfx906",  WS, 16,  ("Radeon Pro VII",))
+amd("PRO-V520",  "AMD Radeon Pro V520",  "gfx1011", DC, 8,   ("Radeon Pro V520", "V520"),
+    note="AWS g4ad; no official ROCm wheel carries gfx1011")
+amd("PRO-W9700", "AMD Radeon AI PRO R9700", "gfx1201", WS, 32, ("Radeon AI PRO R9700", "R9700"))
+amd("RX-9070-XT", "AMD Radeon RX 9070 XT", "gfx1201", GF, 16, ("RX 9070 XT",))
+amd("RX-9070",   "AMD Radeon RX 9070",   "gfx1201", GF, 16,  ("RX 9070",))
+amd("RX-9060-XT", "AMD Radeon RX 9060 XT", "gfx1200", GF, 16, ("RX 9060 XT",))
+amd("RX-7900-XTX", "AMD Radeon RX 7900 XTX", "gfx1100", GF, 24, ("RX 7900 XTX",))
+amd("RX-7900-XT", "AMD Radeon RX 7900 XT", "gfx1100", GF, 20, ("RX 7900 XT",))
+amd("RX-7900-GRE", "AMD Radeon RX 7900 GRE", "gfx1100", GF, 16, ("RX 7900 GRE",))
+amd("RX-7800-XT", "AMD Radeon RX 7800 XT", "gfx1101", GF, 16, ("RX 7800 XT",))
+amd("RX-7700-XT", "AMD Radeon RX 7700 XT", "gfx1101", GF, 12, ("RX 7700 XT",))
+amd("RX-7600",   "AMD Radeon RX 7600",   "gfx1102", GF, 8,   ("RX 7600",))
+amd("RX-6950-XT", "AMD Radeon RX 6950 XT", "gfx1030", GF, 16, ("RX 6950 XT",))
+amd("RX-6900-XT", "AMD Radeon RX 6900 XT", "gfx1030", GF, 16, ("RX 6900 XT",))
+amd("RX-6800-XT", "AMD Radeon RX 6800 XT", "gfx1030", GF, 16, ("RX 6800 XT",))
+amd("RX-6800",   "AMD Radeon RX 6800",   "gfx1030", GF, 16,  ("RX 6800",))
+amd("RX-6700-XT", "AMD Radeon RX 6700 XT", "gfx1031", GF, 12, ("RX 6700 XT",),
+    sources=("AMD-LLVM",))
+amd("RX-6600-XT", "AMD Radeon RX 6600 XT", "gfx1032", GF, 8, ("RX 6600 XT",),
+    sources=("AMD-LLVM",))
+amd("RX-6600",   "AMD Radeon RX 6600",   "gfx1032", GF, 8,   ("RX 6600",), sources=("AMD-LLVM",))
+amd("RX-5700-XT", "AMD Radeon RX 5700 XT", "gfx1010", GF, 8, ("RX 5700 XT",),
+    sources=("AMD-LLVM",))
+amd("RX-5700",   "AMD Radeon RX 5700",   "gfx1010", GF, 8,   ("RX 5700",), sources=("AMD-LLVM",))
+amd("RX-5500-XT", "AMD Radeon RX 5500 XT", "gfx1012", GF, 8, ("RX 5500 XT",),
+    sources=("AMD-LLVM",))
+amd("RX-VEGA-64", "Radeon RX Vega",      "gfx900",  GF, 8,   ("RX Vega 64", "Vega 64"),
+    sources=("AMD-LLVM",))
+amd("RX-580",    "Radeon RX 580 Series", "gfx803",  GF, 8,   ("RX 580", "RX 570"),
+    sources=("AMD-LLVM",))
+amd("STRIX-HALO", "AMD Radeon 8060S Graphics", "gfx1151", EMB, None,
+    ("Radeon 8060S", "Ryzen AI Max+ 395", "Ryzen AI Max 390", "Strix Halo"),
+    note="Ryzen AI Max (Strix Halo) iGPU; memory shared with the CPU")
+amd("STRIX-POINT", "AMD Radeon 890M Graphics", "gfx1150", EMB, None,
+    ("Radeon 890M", "Radeon 880M", "Ryzen AI 9 HX 370", "Strix Point"),
+    note="Ryzen AI 300 (Strix Point) iGPU; memory shared with the CPU")
+amd("PHOENIX",   "AMD Radeon 780M Graphics", "gfx1103", EMB, None, ("Radeon 780M", "Radeon 760M"),
+    sources=("AMD-LLVM",), note="Ryzen 7040/8040 (Phoenix/Hawk Point) iGPU")
+# fmt: on
+
+# --- which gfx targets PyTorch's ROCm wheels carry (PYTORCH_ROCM_ARCH of the official build) --
+# Ranges of torch releases (inclusive, "2.10" = every 2.10.x) -> the gfx list; section C of the
+# data review, each range re-read at its PR. gfx942 needs ROCm >= 6.0 (every variant here is).
+ROCM_BASE = ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"]
+ROCM_WHEELS: list[dict[str, Any]] = [
+    {
+        "torch_min": "2.0",
+        "torch_max": "2.5",
+        "rocm_min": None,
+        "gfx": ROCM_BASE,
+        "sources": ["PT-ROCM-BUILD"],
+    },
+    {
+        "torch_min": "2.6",
+        "torch_max": "2.6",
+        "rocm_min": None,
+        "gfx": [*ROCM_BASE, "gfx1101"],
+        "sources": ["PT-ROCM-BUILD", "PT-141667"],
+    },
+    {
+        "torch_min": "2.7",
+        "torch_max": "2.9",
+        "rocm_min": None,
+        "gfx": [*ROCM_BASE, "gfx1101", "gfx1102", "gfx1200", "gfx1201"],
+        "sources": ["PT-ROCM-BUILD", "PT-141667", "PT-147761", "PT-148562"],
+    },
+    {
+        "torch_min": "2.10",
+        "torch_max": None,
+        "rocm_min": "7.0",
+        "gfx": [
+            *ROCM_BASE,
+            "gfx950",
+            "gfx1101",
+            "gfx1102",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "sources": ["PT-ROCM-BUILD", "PT-141667", "PT-147761", "PT-148562", "PT-167299"],
+    },
+    {
+        "torch_min": "2.10",
+        "torch_max": None,
+        "rocm_min": None,
+        "gfx": [*ROCM_BASE, "gfx1101", "gfx1102", "gfx1200", "gfx1201"],
+        "sources": ["PT-ROCM-BUILD", "PT-141667", "PT-147761", "PT-148562", "PT-167299"],
+    },
+]
+
+# --- Jetson: JetPack <-> L4T <-> CUDA <-> NVIDIA's torch ---------------------------------------
+# index: where NVIDIA points for that JetPack's torch wheels (the Jetson AI Lab index from JetPack
+# 6 on; NVIDIA's redist folder before). torch: the newest NVIDIA-built torch for it (None: none).
+# sbsa: the JetPack runs PyTorch's own SBSA (linux aarch64) CUDA 13 wheels where they carry the
+# GPU's arch (JetPack 7 / Thor).
+JETPACK: list[dict[str, Any]] = []
+
+
+# fmt: off
+def jetpack(version: str, l4t: str, cuda: str, modules: list[str], python: str,
+            index: Optional[str], torch: Optional[str], sources: list[str], sbsa: bool = False,
+            note: str = "", driver: Optional[str] = None) -> None:
+    JETPACK.append({
+        "jetpack": version, "l4t": l4t, "cuda": cuda, "modules": modules, "python": python,
+        "index": index, "torch": torch, "sbsa": sbsa, "driver": driver, "sources": sources,
+        "note": note,
+    })
+
+
+NV_REDIST = "https://developer.download.nvidia.com/compute/redist/jp"
+AI_LAB = "https://pypi.jetson-ai-lab.io/jp6"
+ORIN, XAVIER, OLD = ["8.7"], ["7.2", "8.7"], ["5.3", "6.2", "7.2"]
+ARCHIVE, NV_RN = "JETPACK-ARCHIVE", "JETSON-PYTORCH-RN"
+#       JetPack  L4T       CUDA    modules  Python index                     torch
+jetpack("4.6",   "32.6.1", "10.2", OLD,    "3.6",  f"{NV_REDIST}/v46/pytorch",  "1.10.0",
+        [ARCHIVE, NV_RN])
+jetpack("4.6.1", "32.7.1", "10.2", OLD,    "3.6",  f"{NV_REDIST}/v461/pytorch", "1.11.0",
+        [ARCHIVE, NV_RN])
+jetpack("5.1.2", "35.4.1", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch", "2.1.0",
+        [ARCHIVE, NV_RN])
+jetpack("6.0",   "36.3.0", "12.2", ORIN,   "3.10", f"{AI_LAB}/cu122",           "2.4.0",
+        [ARCHIVE, NV_RN, "JETSON-AI-LAB"])
+jetpack("6.1",   "36.4.0", "12.6", ORIN,   "3.10", f"{AI_LAB}/cu126",           "2.8.0",
+        [ARCHIVE, "JETSON-AI-LAB"])
+jetpack("6.2",   "36.4.3", "12.6", ORIN,   "3.10", f"{AI_LAB}/cu126",           "2.8.0",
+        [ARCHIVE, "JETSON-AI-LAB"], note="6.1 and 6.2 share CUDA 12.6 and the index")
+jetpack("6.2.1", "36.4.4", "12.6", ORIN,   "3.10", f"{AI_LAB}/cu126",           "2.8.0",
+        [ARCHIVE, "JETSON-AI-LAB"])
+jetpack("7.0",   "38.2.0", "13.0", ["11.0"], "3.12", None, None,
+        ["JETPACK7", "REVIEW-11", "NAME-THOR-TORCH"], sbsa=True, driver="580.00",
+        note="Jetson Thor: PyTorch's SBSA CUDA 13 wheels (sm_110); L4T's driver reports 580.00")
+jetpack("7.1",   "38.4.0", "13.0", ["11.0"], "3.12", None, None,
+        ["JETPACK7", "REVIEW-11", "NAME-THOR-TORCH"], sbsa=True, driver="580.00",
+        note="Jetson Thor (T5000/T4000): PyTorch's SBSA CUDA 13 wheels")
 # fmt: on
 
 
@@ -325,10 +771,15 @@ def build() -> dict[str, Any]:
     keys = [r["key"] for r in ROWS]
     if len(set(keys)) != len(keys):
         raise SystemExit("duplicate keys in the table")
-    for row in ROWS:
+    tables = [*ROWS, *AMD_ROWS, *DRIVER_WINDOWS.values(), *ROCM_WHEELS, *JETPACK]
+    for row in tables:
         for sid in row["sources"]:
             if sid not in SOURCES:
-                raise SystemExit(f"{row['key']}: unknown source id {sid}")
+                raise SystemExit(f"{row.get('key', row)}: unknown source id {sid}")
+    used = {sid for row in tables for sid in row["sources"]}
+    unused = set(SOURCES) - used - {"FIXTURES"}
+    if unused:
+        raise SystemExit(f"sources cited by no row: {sorted(unused)}")
     return {
         "schema_version": SCHEMA_VERSION,
         "source": (
@@ -340,6 +791,10 @@ def build() -> dict[str, Any]:
         "sources": SOURCES,
         "architectures": ARCHITECTURES,
         "gpus": ROWS,
+        "driver_windows": DRIVER_WINDOWS,
+        "amd": AMD_ROWS,
+        "rocm_wheels": ROCM_WHEELS,
+        "jetpack": JETPACK,
     }
 
 

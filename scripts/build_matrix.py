@@ -37,6 +37,10 @@ from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's setup_env, installed or not
+from setup_env import refresh  # noqa: E402  (the one writer of wheels.json, and the tag rules)
+from setup_env.tags import platform_of_tag  # noqa: E402
+
 OUT = ROOT / "setup_env" / "data" / "wheels.json"
 DEFAULT_REFERENCE = ROOT / "tests" / "fixtures" / "reference"
 SCHEMA_VERSION = 1
@@ -264,7 +268,10 @@ build("cu124", ["2.6"], X86, "12.4.1", _M, "", "I", f"{WM} §3a")
 build("cu124", ["2.4", "2.5"], ARM, "12.4.1", "9.0", "", "V", f"{_B} release/2.4, 2.5 cuda-aarch64")
 build("cu126", ["2.6"], X86, "12.6.2", _M, "", "I", f"{WM} §3a")
 build("cu126", _series("2.7", "2.14"), X86, "12.6.3", _M, "", "V", f"{_P}; RELEASE.md matrix")
-build("cu126", ["2.6"], ARM, "12.6.2", "5.0;6.0;7.0;8.0;9.0", "", "I", f"{WM} §3a (before #163764)")
+_AARCH = "pytorch/pytorch .ci/aarch64_linux/aarch64_ci_build.sh"
+# Data review 2026-12 row 4: the 2.6 SBSA build's list is 12.6 -> "9.0" (the long list lived
+# briefly on 2.9 nightlies): no aarch64 CUDA wheel of 2.6/2.7 runs sm_7x (AWS g5g's T4G).
+build("cu126", ["2.6"], ARM, "12.6.2", "9.0", "", "V", f"{_AARCH} (12.6 -> 9.0); #140844, #146378")
 build("cu126", _series("2.9", "2.14"), ARM, "12.6.3", "8.0;9.0", "", "V", "pytorch/pytorch#163764")
 _BW = "7.5;8.0;8.6;9.0;10.0;12.0"
 build("cu128", ["2.7"], X86, "12.8.0", _BW, "", "I", f"{WM} §3a (PRs #146265, #147607)")
@@ -275,11 +282,21 @@ build(
 )  # fmt: skip
 build("cu128", ["2.11"], X86, "12.8.1", _BW, "", "V", "PR #175253; #182250 (no compute_ entry)")
 _ARM12 = "8.0;9.0;10.0;12.0"
-build("cu128", ["2.7", "2.9", "2.10", "2.11"], ARM, "12.8.1", _ARM12, "", "V", f"{WM} §3a")
+# Review row 3: sm_80 reached the SBSA builds in July 2025 (2.8 on); 2.7's list is 9.0;10.0;12.0.
+build(
+    "cu128", ["2.7"], ARM, "12.8.1", "9.0;10.0;12.0", "", "V", f"{_AARCH} (12.8); #146378, #157843"
+)
+build("cu128", ["2.9", "2.10", "2.11"], ARM, "12.8.1", _ARM12, "", "V", f"{WM} §3a")
 build("cu129", ["2.8"], X86, "12.9.1", "7.0;" + _BW, "", "V", _P, note=_NO_PTX)
 build(
-    "cu129", _series("2.9", "2.13"), ("linux_x86_64",), "12.9.1", "7.0;" + _BW, "", "V", _P,
+    "cu129", _series("2.9", "2.10"), ("linux_x86_64",), "12.9.1", "7.0;" + _BW, "", "V", _P,
     note=_NO_PTX,
+)  # fmt: skip
+# Review row 5: Volta left the 12.8 and 12.9 builds before 2.11 (pytorch/pytorch#172598,
+# 2026-01-15; RELEASE.md diff in #175253).
+build(
+    "cu129", _series("2.11", "2.13"), ("linux_x86_64",), "12.9.1", _BW, "", "V",
+    f"{_P}; #172598 (Volta excluded), #175253", note=_NO_PTX,
 )  # fmt: skip
 build("cu129", _series("2.8", "2.13"), ARM, "12.9.1", _ARM12, "", "I", _P, note=_NO_PTX)
 build("cu130", ["2.9", "2.10"], X86, "13.0.0", _BW, "", "V", _P, note=_NO_PTX)
@@ -400,26 +417,11 @@ def _interp_key(pa: str) -> tuple[int, int, str]:
     return (int(m.group(1)), int(m.group(2)), abi) if m else (0, 0, pa)
 
 
-def python_versions(files: dict[str, set[str]]) -> list[str]:
-    """cp311-cp311 -> 3.11; cp314-cp314t -> 3.14t; cp37-cp37m -> 3.7."""
-    seen = set()
-    for tags in files.values():
-        for pa in tags:
-            py, abi = pa.split("-")
-            m = re.match(r"cp(\d)(\d+)$", py)
-            if m:
-                seen.add((int(m.group(1)), int(m.group(2)), abi.endswith("t")))
-    return [f"{a}.{b}{'t' if t else ''}" for a, b, t in sorted(seen, key=lambda x: (x[2], x))]
-
-
-def platform_of_tag(tag: str) -> str | None:
-    if tag.startswith(("manylinux", "linux")):
-        return "linux_x86_64" if tag.endswith("x86_64") else "linux_aarch64"
-    if tag == "win_amd64":
-        return "windows_x86_64"
-    if tag.startswith("macosx"):
-        return "macos_arm64" if tag.endswith("arm64") else "macos_x86_64"
-    return None
+# Curated corrections of the draft's driver table (data review 2026-12 row 1): NVIDIA's release
+# notes table 2 prints ">=525.60.13 / >=528.33" for CUDA 12.x; 527.41 is the 12.0 GA toolkit row.
+# Source: https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (table 2), also
+# https://docs.nvidia.com/deploy/cuda-compatibility/ (minor version compatibility).
+MVC_WINDOWS_CORRECTED: dict[str, str] = {"12.x": "528.33"}
 
 
 def driver_table(ref: dict[str, Any]) -> dict[str, Any]:
@@ -447,6 +449,7 @@ def driver_table(ref: dict[str, Any]) -> dict[str, Any]:
         }
         mvc = table["minor_version_compatibility"][f"{major}.x"]
         win_mvc = (mvc.get("windows_min") or mvc["linux_min"]).split(" ")[0]
+        win_mvc = MVC_WINDOWS_CORRECTED.get(f"{major}.x", win_mvc)
         entry["mvc"] = {
             "linux": mvc["linux_min"],
             "windows": win_mvc,
@@ -582,19 +585,12 @@ def generate(reference: Path) -> dict[str, Any]:
             if Version(first) <= Version(series) <= Version(last):
                 for plat in ("linux_x86_64", "linux_aarch64"):
                     pmin[plat] = {"glibc": glibc, "confidence": conf, "source": src}
-        macs = sorted({t for t in files if t.startswith("macosx") and t.endswith("arm64")})
-        if macs:
-            # the lowest macOS any arm64 file of this release installs on
-            low = min(macs, key=lambda t: tuple(int(x) for x in t.split("_")[1:3]))
-            pmin["macos_arm64"] = {
-                "macos": ".".join(low.split("_")[1:3]),
-                "confidence": "V",
-                "source": cap_src + " (platform tags)",
-            }
+        # the lowest macOS any arm64 file of this release installs on
+        pmin.update(refresh.platform_min_from_tags(files, ["macos_arm64"], cap_src))
         releases[rel] = {
             "uploaded": min(row["up"]),
             "requires_python": rp[0] if len(rp) == 1 else ", ".join(rp),
-            "python": python_versions(row["files"]),
+            "python": refresh.python_versions(row["files"]),
             "pypi_files": files,
             "pypi_variant": pv,
             "index": {k: dict(sorted(index[k].items())) for k in sorted(index)},
@@ -644,10 +640,6 @@ def generate(reference: Path) -> dict[str, Any]:
     }
 
 
-def dump(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=1, sort_keys=False) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE)
@@ -657,9 +649,16 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.reference / "captures" / "pypi-simple-torch.json").is_file():
         print(f"build_matrix: no captures under {args.reference}", file=sys.stderr)
         return 2
-    return write_or_check(
-        args.out, dump(generate(args.reference)), "scripts/build_matrix.py", args.check
-    )
+    doc = generate(args.reference)
+    if args.check:
+        return write_or_check(args.out, refresh.dump(doc), "scripts/build_matrix.py", True)
+    try:
+        refresh.write_matrix(args.out, doc)  # validated, then one atomic replace
+    except ValueError as exc:  # matrix.MatrixError: the generated document is invalid
+        print(f"build_matrix: nothing written: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out} ({len(refresh.dump(doc))} bytes)")
+    return 0
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ COMMANDS = {
     "doctor": "find what is wrong with the installed PyTorch, with the fix for each finding",
     "diagnose": "read a pasted `python -m torch.utils.collect_env` report and diagnose it",
     "matrix": "show, refresh or check the bundled PyTorch wheel matrix",
+    "fleet": "many nodes: one report from their checks; SLURM and Kubernetes launchers",
 }
 
 

@@ -84,6 +84,20 @@ class Image:
 
 
 @dataclass(frozen=True)
+class Attachable:
+    """Machine types whose GPUs are attached separately (GCP N1 + ``--accelerator``)."""
+
+    provider: str
+    family: str
+    machine_types: tuple[str, ...]
+    gpus: Mapping[str, tuple[int, ...]]  # gpu key -> allowed counts
+    host_arch: str
+    status: str = ""
+    note: str = ""
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Catalog:
     gpus: Mapping[str, GpuModel]
     instances: tuple[Instance, ...]
@@ -91,6 +105,40 @@ class Catalog:
     sources: Mapping[str, str]
     retrieved: str = ""
     _index: Mapping[tuple[str, str], Instance] = field(default_factory=dict, repr=False)
+    attachable: tuple[Attachable, ...] = ()
+
+    def attachable_family(self, provider: str | None, machine_type: str) -> Attachable | None:
+        """The family of a machine type that takes separately attached GPUs (n1-standard-8)."""
+        key = machine_type.strip().lower()
+        for fam in self.attachable:
+            if provider is not None and fam.provider != provider.lower():
+                continue
+            if key in fam.machine_types:
+                return fam
+        return None
+
+    def attach(self, fam: Attachable, machine_type: str, gpu_key: str, count: int) -> Instance:
+        """The instance a machine type of ``fam`` is with ``count`` GPUs of ``gpu_key`` attached.
+        Raises ValueError naming the allowed models and counts."""
+        allowed = fam.gpus.get(gpu_key)
+        if allowed is None:
+            names = ", ".join(self.gpus[k].name for k in fam.gpus)
+            raise ValueError(f"{fam.provider} {fam.family} takes {names}")
+        if count not in allowed:
+            counts = ", ".join(str(c) for c in allowed)
+            raise ValueError(f"{self.gpus[gpu_key].name} attaches {counts} at a time")
+        return Instance(
+            provider=fam.provider,
+            instance_type=machine_type.strip().lower(),
+            family=fam.family,
+            gpu=self.gpus[gpu_key],
+            gpu_count=count,
+            host_arch=fam.host_arch,
+            nvswitch=False,
+            note=fam.note or None,
+            status=fam.status,
+            sources=fam.sources,
+        )
 
     @property
     def providers(self) -> tuple[str, ...]:
@@ -223,6 +271,44 @@ def parse(doc: Any) -> Catalog:
                 raise CatalogError(f"{where}: {provider} {name} is listed twice")
             index[key] = inst
             instances.append(inst)
+    attachable: list[Attachable] = []
+    raw_att = doc.get("attachable", [])
+    if not isinstance(raw_att, list):
+        raise CatalogError("attachable: expected a list")
+    for n, row in enumerate(raw_att):
+        where = f"attachable[{n}]"
+        if not isinstance(row, dict):
+            raise CatalogError(f"{where}: expected an object")
+        types = row.get("machine_types")
+        by_gpu = row.get("gpus")
+        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+            raise CatalogError(f"{where}.machine_types: expected a list of names")
+        if not isinstance(by_gpu, dict) or not by_gpu:
+            raise CatalogError(f"{where}.gpus: expected an object")
+        counts: dict[str, tuple[int, ...]] = {}
+        for key, allowed in by_gpu.items():
+            if key not in gpus:
+                raise CatalogError(f"{where}.gpus: {key!r} is not in 'gpus'")
+            if not isinstance(allowed, list) or not all(
+                isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in allowed
+            ):
+                raise CatalogError(f"{where}.gpus.{key}: expected a list of counts")
+            counts[key] = tuple(allowed)
+        arch = _str(row, "host_arch", where)
+        if arch not in HOST_ARCHES:
+            raise CatalogError(f"{where}.host_arch: {arch!r} is not one of {HOST_ARCHES}")
+        attachable.append(
+            Attachable(
+                provider=str(_str(row, "provider", where)).lower(),
+                family=str(_str(row, "family", where)),
+                machine_types=tuple(t.lower() for t in types),
+                gpus=counts,
+                host_arch=str(arch),
+                status=str(row.get("status", "")),
+                note=str(row.get("note", "")),
+                sources=_sources(row, where, known),
+            )
+        )
     images: dict[str, Image] = {}
     raw_images = doc.get("images", {})
     if not isinstance(raw_images, dict):
@@ -249,6 +335,7 @@ def parse(doc: Any) -> Catalog:
         sources={str(k): str(v) for k, v in known.items()},
         retrieved=str(doc.get("retrieved", "")),
         _index=index,
+        attachable=tuple(attachable),
     )
 
 

@@ -16,9 +16,11 @@ Pure: nothing here reads the machine; the instance data comes from ``cloud_catal
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env import tags as wheel_tags
 from setup_env.cuda import parse_cc, sm
 from setup_env.facts import (
     CloudInfo,
@@ -37,11 +39,8 @@ if TYPE_CHECKING:
     from setup_env.plan import Plan
 
 DEFAULT_IMAGE = "ubuntu-24.04"
-# Kernel-module flavour by GPU generation [S33]: proprietary only for Maxwell/Pascal/Volta (and
-# Kepler, whose last driver is R470); open modules supported from Turing and the default since
-# R560; Blackwell needs them (inferred in cloud.md, R620's guide lists only open modules).
-PROPRIETARY_ONLY = ("Kepler", "Maxwell", "Pascal", "Volta")
-OPEN_REQUIRED = ("Blackwell",)
+# Kernel-module flavour and last driver branch by GPU generation: the driver windows of the GPU
+# knowledge base (setup_env/data/gpus.json "driver_windows", each with its source).
 UBUNTU_SERVER_BRANCH = "580"  # ubuntu-drivers' current server branch (535-server -> 580) [S35]
 
 
@@ -152,11 +151,62 @@ def apply(args: argparse.Namespace, facts: Facts) -> tuple[Facts, CloudAdvice | 
     from setup_env import cloud_catalog
 
     catalog = cloud_catalog.load()
-    inst = resolve_instance(catalog, provider, itype)
+    inst = _attached(catalog, provider, itype, getattr(args, "gpu", None) or ())
+    if inst is None:
+        inst = resolve_instance(catalog, provider, itype)
     image = resolve_image(catalog, image_key)
     python_version = _arg(args, "python")
     new_facts = instance_facts(facts, inst, image, python_version)
     return new_facts, advise(inst, image, assumed=image_key is None)
+
+
+def _attached(
+    catalog: Catalog, provider: str | None, itype: str | None, gpu_args: Sequence[str]
+) -> Instance | None:
+    """``--instance-type n1-standard-8 --gpu "Tesla T4"``: a machine type that takes attached GPUs
+    (GCP N1), with the GPUs named (repeat --gpu for more than one)."""
+    if itype is None:
+        return None
+    fam = catalog.attachable_family(provider, itype)
+    if fam is None:
+        if gpu_args:
+            raise CloudPlanError(
+                f"--gpu with --instance-type {itype}: its GPUs come with the instance type; "
+                f"--gpu is for machine types that take attached GPUs (GCP n1-*)"
+            )
+        return None
+    names = ", ".join(catalog.gpus[k].name for k in fam.gpus)
+    if not gpu_args:
+        raise CloudPlanError(
+            f"{fam.provider} {itype} has no GPU of its own: name the attached one with --gpu "
+            f"(one of {names}; repeat --gpu for 2 or 4)"
+        )
+    keys: list[str] = []
+    for name in gpu_args:
+        key = next((k for k in fam.gpus if _same_model(catalog.gpus[k].name, name)), None)
+        if key is None:
+            raise CloudPlanError(f"--gpu {name!r}: {fam.provider} {fam.family} takes {names}")
+        keys.append(key)
+    if len(set(keys)) > 1:
+        raise CloudPlanError("--gpu: the GPUs attached to one VM are all of one model")
+    try:
+        return catalog.attach(fam, itype, keys[0], len(keys))
+    except ValueError as exc:
+        raise CloudPlanError(f"--instance-type {itype}: {exc}") from exc
+
+
+def _same_model(catalog_name: str, name: str) -> bool:
+    """ "Tesla T4" / "T4" / "nvidia-tesla-t4" name the catalogue's "Tesla T4"; "V100" names the
+    one V100 a family takes (a generic match of the same compute capability)."""
+    from setup_env import gpus
+
+    a = gpus.lookup(catalog_name)
+    b = gpus.lookup(name.replace("nvidia-tesla-", "").replace("nvidia-", ""))
+    if a is None or b is None:
+        return False
+    if a.key == b.key:
+        return True
+    return b.match != "exact" and b.compute_capability == a.compute_capability
 
 
 def _arg(args: argparse.Namespace, name: str) -> str | None:
@@ -213,20 +263,6 @@ def resolve_image(catalog: Catalog, key: str | None) -> Image:
 
 
 # --- the facts of an instance ----------------------------------------------------------------
-
-
-def _platform_tags(arch: str, glibc: str) -> list[str]:
-    """manylinux platform tags a glibc accepts, newest first (PEP 600, plus the legacy alias)."""
-    try:
-        minor = int(glibc.split(".")[1])
-    except (IndexError, ValueError):
-        minor = 17
-    tags = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)]
-    tags.append(f"manylinux2014_{arch}")
-    if arch == "x86_64":
-        tags += ["manylinux2010_x86_64", "manylinux1_x86_64"]
-    tags.append(f"linux_{arch}")
-    return tags
 
 
 def catalogue_gpus(inst: Instance) -> tuple[Gpu, ...]:
@@ -292,11 +328,10 @@ def instance_facts(
     src = f"cloud_catalog:{inst.provider}/{inst.instance_type}"
     img_src = f"image:{image.key}"
     version = python_version or facts.python.version or "3.12"
-    parts = version.split(".")
-    xy = "".join(parts[:2])
     free = facts.python.free_threaded and python_version is None
-    abi = f"cp{xy}t" if free else f"cp{xy}"
-    tags = tuple(f"cp{xy}-{abi}-{plat}" for plat in _platform_tags(inst.host_arch, image.glibc))
+
+    plats = wheel_tags.platform_tags("linux", inst.host_arch, libc_version=image.glibc)
+    tags = tuple(wheel_tags.cpython_tags(version, plats, free_threaded=free))
     python = PythonInfo(
         version=version,
         implementation="cpython",
@@ -357,8 +392,20 @@ def instance_facts(
 # --- advice ----------------------------------------------------------------------------------
 
 
-def kernel_modules(architecture: str) -> str:
-    return "proprietary" if architecture in PROPRIETARY_ONLY else "open"
+def _window(gpu: Any) -> Any:
+    from setup_env import gpus
+
+    cc = getattr(gpu, "compute_capability", None)
+    win = gpus.driver_window(cc) if cc else None
+    return win or gpus.driver_window_for_arch(str(getattr(gpu, "architecture", "")))
+
+
+def kernel_modules(architecture: str, cc: str | None = None) -> str:
+    """ "proprietary" (pre-Turing) or "open" (supported from Turing, required for Blackwell)."""
+    from setup_env import gpus
+
+    win = (gpus.driver_window(cc) if cc else None) or gpus.driver_window_for_arch(architecture)
+    return "proprietary" if win is not None and win.kernel_modules == "proprietary" else "open"
 
 
 def advise(inst: Instance, image: Image, assumed: bool = False) -> CloudAdvice:
@@ -382,13 +429,16 @@ def advise(inst: Instance, image: Image, assumed: bool = False) -> CloudAdvice:
     lines.extend(route_lines)
     modules: str | None = None
     if gpu.vendor == "nvidia" and route not in ("grid", "none"):
-        modules = kernel_modules(gpu.architecture)
+        modules = kernel_modules(gpu.architecture, gpu.compute_capability)
+        win = _window(gpu)
         if modules == "proprietary":
+            last = f"R{win.last_branch}" if win is not None and win.last_branch else "R580"
             lines.append(
                 f"kernel modules: proprietary ({gpu.architecture} is not supported by the open "
-                f"modules); stay on driver branch R580 or older, the last for pre-Turing GPUs"
+                f"modules); stay on driver branch {last} or older, the last for "
+                f"{gpu.architecture} GPUs"
             )
-        elif gpu.architecture in OPEN_REQUIRED:
+        elif win is not None and win.kernel_modules == "open":
             lines.append(f"kernel modules: open (required for {gpu.architecture})")
         else:
             lines.append(
@@ -445,7 +495,9 @@ def _driver_route(inst: Instance, image: Image) -> tuple[str, list[str]]:
     gpu = inst.gpu
     arch_dir = "arm64" if inst.host_arch == "aarch64" else "x86_64"
     ubuntu = image.distro_id == "ubuntu"
-    pre_turing = gpu.architecture in PROPRIETARY_ONLY
+    win = _window(gpu)
+    pre_turing = win is not None and win.kernel_modules == "proprietary"
+    last = str(win.last_branch) if win is not None and win.last_branch else "580"
     ubuntu_cmd = f"sudo ubuntu-drivers install --gpgpu nvidia:{UBUNTU_SERVER_BRANCH}-server"
     ubuntu_line = (
         f"driver: `{ubuntu_cmd}` (Canonical's signed modules for the cloud kernel; Secure Boot "
@@ -453,7 +505,7 @@ def _driver_route(inst: Instance, image: Image) -> tuple[str, list[str]]:
     )
     repo_line = (
         "driver: NVIDIA's CUDA repository for this distribution "
-        f"({'open' if not pre_turing else 'proprietary, branch 580'} kernel modules"
+        f"({'open' if not pre_turing else 'proprietary, branch ' + last} kernel modules"
         f"{'; arm64 servers use the sbsa repository' if inst.host_arch == 'aarch64' else ''})"
     )
     if gpu.vendor == "amd":
@@ -465,6 +517,12 @@ def _driver_route(inst: Instance, image: Image) -> tuple[str, list[str]]:
         return "rocm", [
             f"driver: AMD's amdgpu kernel driver with ROCm (AMD's repository); PyTorch's ROCm "
             f"wheels support {gpu.name} ({gpu.gfx_arch})"
+        ]
+    if inst.driver == "grid" and inst.provider == "aws":
+        return "grid", [
+            "driver: NVIDIA GRID (vGPU) only, as AWS distributes it (the ec2-linux-nvidia-drivers "
+            "S3 bucket, 'GRID drivers for G6f/Gr6f' in AWS's driver guide); the datacenter CUDA "
+            "driver finds no GPU on a fractional slice"
         ]
     if inst.driver == "grid":
         return "grid", [
@@ -551,11 +609,21 @@ def advice_for_detected(facts: Facts) -> CloudAdvice | None:
     except cloud_catalog.CatalogError as exc:
         return CloudAdvice(provider, cloud.instance_type, (str(exc), *extra))
     inst = catalog.lookup(provider, cloud.instance_type)
+    fam = catalog.attachable_family(provider, cloud.instance_type) if inst is None else None
+    if fam is not None and facts.gpus:
+        # GCP N1: the GPUs the driver sees are the attached ones.
+        try:
+            inst = _attached(catalog, provider, cloud.instance_type, [g.name for g in facts.gpus])
+        except CloudPlanError as exc:
+            extra = (*extra, str(exc))
     if inst is None:
+        why = (
+            "its GPUs are attached separately and none is visible"
+            if fam is not None
+            else "not a GPU instance in the catalogue"
+        )
         return CloudAdvice(
-            provider,
-            cloud.instance_type,
-            (f"{provider} {cloud.instance_type}: not a GPU instance in the catalogue", *extra),
+            provider, cloud.instance_type, (f"{provider} {cloud.instance_type}: {why}", *extra)
         )
     image = _image_of(catalog, facts)
     advice = advise(inst, image)

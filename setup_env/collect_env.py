@@ -42,13 +42,16 @@ from setup_env.facts import (
     RocmInfo,
     XpuInfo,
 )
-from setup_env.probe.cpu import summarize_flags  # pure: the same flag summary as the probe
-from setup_env.variant import CPU, Variant
+from setup_env.variant import CPU, XPU, Variant
 
 SOURCE = "collect_env"
+WARNING_SOURCE = "collect_env:warning"  # facts read from the messages pasted with the report
 
-# Every "Key: value" line collect_env has printed, across its versions. Lines with other keys
-# (lscpu output, vendor forks' extra lines) are ignored outside their own section.
+# Every "Key: value" line collect_env has printed, across its versions (PyTorch 1.x to 2.15, and
+# vLLM's copy, which pads the key: "OS                           : Ubuntu 22.04"). Keys are matched
+# without regard to case and spacing, so hand-edited reports ("Os:", "PyTorch version 1.5.0")
+# read too. Lines with other keys (lscpu output, vendor forks' extra lines) are ignored outside
+# their own section.
 KEYS: tuple[str, ...] = (
     "PyTorch version",
     "Is debug build",
@@ -78,11 +81,50 @@ KEYS: tuple[str, ...] = (
     "Is XNNPACK available",
     "Caching allocator config",
     "Is a CUDA build",
+    # vLLM's "vLLM Info" section
+    "ROCM Version",
+    "Neuron SDK Version",
+    "vLLM Version",
+    "vLLM Build Flags",
+    "GPU Topology",
 )
-_KEY_RE = re.compile(r"^(" + "|".join(re.escape(k) for k in KEYS) + r"):[ \t]*(.*)$")
+# Spellings seen in pasted reports that are not collect_env's own (hand-edited or re-typed).
+_ALIASES: dict[str, str] = {
+    "pytorch": "PyTorch version",
+    "torch version": "PyTorch version",
+    "python": "Python version",
+    "cuda available": "Is CUDA available",
+    "nvidia driver": "Nvidia driver version",
+    "driver version": "Nvidia driver version",
+    "gpu models": "GPU models and configuration",
+    "gpu": "GPU models and configuration",
+}
+_CANON: dict[str, str] = {" ".join(k.lower().split()): k for k in KEYS}
+_CANON.update(_ALIASES)
+# "Key: value" (ASCII or full-width colon), the key a short run of words.
+_KV = re.compile(r"^([A-Za-z][A-Za-z0-9_ ./()+-]{0,60}?)\s*[:\uff1a]\s*(.*)$")
+# A known key with its colon lost ("PyTorch version 1.5.0"): only the multi-word keys, and only
+# when a version-like value follows.
+_NOCOLON = re.compile(
+    r"^("
+    + "|".join(re.escape(k) for k in sorted((k for k in KEYS if " " in k), key=len, reverse=True))
+    + r")\s+(\d[\w.+-]*.*)$",
+    re.I,
+)
+# Section headings of vLLM's layout (between lines of "=").
+_HEADINGS: dict[str, str] = {
+    "system info": "",
+    "pytorch info": "",
+    "python environment": "",
+    "cuda / gpu info": "",
+    "cpu info": "cpu",
+    "versions of relevant libraries": "libs",
+    "version of relevant libraries": "libs",
+    "vllm info": "vllm",
+    "environment variables": "env",
+}
 # Values that mean "nothing there".
 _EMPTY = {"", "n/a", "none", "could not collect", "no cuda", "na"}
-
 _DISTRO_IDS = (
     ("ubuntu", "ubuntu"),
     ("debian", "debian"),
@@ -118,16 +160,37 @@ class Report:
     xpu_available: Optional[bool] = None
     debug_build: Optional[bool] = None
     truncated: bool = False  # the paste stops before the library list
+    layout: str = "pytorch"  # "pytorch" | "vllm" (sectioned, padded keys) | "messages" (no keys)
+    missing: tuple[str, ...] = ()  # facts a diagnosis needs that the paste lacks: "gpus", "os"...
+    warnings: tuple[TorchMessage, ...] = ()  # torch's own messages pasted with the report
+    libraries: dict[str, str] = field(default_factory=dict)  # pip name -> version
+
+
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]*)+")
 
 
 def _clean_line(raw: str) -> str:
-    line = raw.rstrip("\r\n").rstrip()
-    # Markdown quoting ("> ", "> > ") from replies.
-    while line.startswith(">"):
-        line = line[1:].lstrip() if line[1:2] in (" ", ">", "") else line
-        if not line.startswith(">"):
-            break
-    return line
+    """One pasted line without its end and without Markdown reply quoting ("> ", "> > ", ">x").
+    Linear in the line's length."""
+    return _QUOTE.sub("", raw.rstrip("\r\n").rstrip(), count=1)
+
+
+def decode(data: bytes) -> str:
+    """Text from the bytes of a pasted report: UTF-8 (with or without a BOM), or UTF-16 with a
+    BOM or without one (PowerShell's ``>`` writes UTF-16 LE). Undecodable bytes become U+FFFD."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8", errors="replace")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    head = data[:4096]
+    if len(head) >= 4:
+        # ASCII text in UTF-16 has a NUL in every other byte.
+        odd, even = head[1::2], head[0::2]
+        if odd.count(0) > len(odd) * 0.4 and even.count(0) == 0:
+            return data.decode("utf-16-le", errors="replace")
+        if even.count(0) > len(even) * 0.4 and odd.count(0) == 0:
+            return data.decode("utf-16-be", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def _value(value: Optional[str]) -> Optional[str]:
@@ -153,6 +216,35 @@ def _version_prefix(text: Optional[str], parts: int = 3) -> Optional[str]:
     return m.group(1) if m else None
 
 
+def _key(line: str) -> Optional[tuple[str, str]]:
+    """(canonical key, value) when the line is a known collect_env key line."""
+    m = _KV.match(line)
+    if m:
+        canon = _CANON.get(" ".join(m.group(1).lower().split()))
+        if canon is not None:
+            return canon, m.group(2).strip()
+    m = _NOCOLON.match(line)
+    if m:
+        return _CANON[" ".join(m.group(1).lower().split())], m.group(2).strip()
+    return None
+
+
+def _heading(stripped: str) -> Optional[str]:
+    low = " ".join(stripped.lower().split())
+    if low in _HEADINGS:
+        return _HEADINGS[low]
+    if low.startswith("versions of relevant libraries") or low.startswith(
+        "version of relevant libraries"
+    ):
+        return "libs"
+    return None
+
+
+_GPU_LIST = re.compile(r"^GPU \d+\s*[:\uff1a]")
+_VLLM_ONLY = {"system info", "pytorch info", "python environment", "cuda / gpu info", "cpu info"}
+_VLLM_ONLY |= {"vllm info"}
+
+
 def parse(text: str) -> Report:
     """Parse a collect_env paste. Raises :class:`CollectEnvError` when nothing is recognised."""
     # Terminal control characters (an ANSI escape in a paste) never reach our output.
@@ -163,22 +255,51 @@ def parse(text: str) -> Report:
     cudnn_lines: list[str] = []
     cpu_lines: list[str] = []
     lib_lines: list[str] = []
-    section = ""  # "", "gpu", "cudnn", "cpu", "libs"
+    xpu_lines: list[str] = []
+    env: dict[str, str] = {}
+    section = ""  # "", "gpu", "cudnn", "cpu", "libs", "vllm", "env", "xpu"
     last_key = ""
-    for line in lines:
+    vllm_layout = False
+    after_rule = False  # the previous line was a rule of "=" (vLLM's section headings)
+    end = len(lines)
+    for index, line in enumerate(lines):
         stripped = line.strip()
-        if stripped.startswith("```") or (stripped.startswith("<") and stripped.endswith(">")):
+        if not stripped:
+            continue
+        if (
+            stripped.startswith("```")
+            or stripped.startswith("~~~")
+            or (stripped.startswith("<") and stripped.endswith(">"))
+        ):
             # Fences and <details>/<summary> tags end whatever block was open.
-            if section in ("gpu", "cudnn"):
+            if section in ("gpu", "cudnn", "xpu"):
                 section = ""
             continue
-        m = _KEY_RE.match(stripped)
-        if m and (section != "cpu" or m.group(1) in ("PyTorch version", "Is CUDA available")):
-            key, val = m.group(1), m.group(2).strip()
+        if set(stripped) == {"="}:
+            after_rule = True
+            if section in ("gpu", "cudnn", "xpu"):
+                section = ""
+            continue
+        heading = _heading(stripped)
+        ruled, after_rule = after_rule, False
+        vllm_heading = " ".join(stripped.lower().split()) in _VLLM_ONLY
+        if heading is not None and (ruled or not vllm_heading):
+            # vLLM's headings sit between lines of "="; "System info" in prose is no heading.
+            section, last_key = heading, ""
+            vllm_layout = vllm_layout or vllm_heading
+            continue
+        kv = _key(stripped)
+        if kv and (section != "cpu" or kv[0] in ("PyTorch version", "Is CUDA available")):
+            key, val = kv
+            if key == "PyTorch version" and key in fields and len(fields) >= 5:
+                # A second whole report pasted after the first: the first wins, and none of
+                # the second's GPUs, libraries or messages mix into it.
+                end = index
+                break
             if key not in fields:  # a second pasted report: the first wins
                 fields[key] = val
             last_key = key
-            section = ""
+            section = "vllm" if section == "vllm" else ""
             if key == "GPU models and configuration":
                 section = "gpu"
                 if val:
@@ -187,19 +308,25 @@ def parse(text: str) -> Report:
                 section = "cudnn"
                 if val:
                     cudnn_lines.append(val)
+            elif key == "Intel GPU models detected":
+                section = "xpu"
             continue
         if stripped == "CPU:":
             section, last_key = "cpu", ""
             continue
-        if stripped.startswith("Versions of relevant libraries"):
-            section, last_key = "libs", ""
+        if section == "gpu" and " ".join(stripped.lower().split()) in _CANON:
+            section = ""  # a key cut before its colon ends the GPU list
             continue
         if section == "gpu":
-            if stripped:
+            if _GPU_LIST.match(stripped) or line[:1] in (" ", "\t") or not _KV.match(stripped):
                 gpu_lines.append(line)
+                continue
+            section = ""
+        if section == "xpu":
+            xpu_lines.append(stripped)
             continue
         if section == "cudnn":
-            if stripped and not stripped.startswith("["):
+            if not stripped.startswith("["):
                 cudnn_lines.append(stripped)
                 continue
             section = ""
@@ -209,23 +336,185 @@ def parse(text: str) -> Report:
             else:
                 cpu_lines.append(stripped)
                 continue
-        if section == "libs" or stripped.startswith("[pip") or stripped.startswith("[conda]"):
-            if stripped.startswith("[pip") or stripped.startswith("[conda]"):
-                lib_lines.append(stripped)
-                section = "libs"
+        if section == "env":
+            em = re.match(r"^([A-Z_][A-Z0-9_]{0,80})=(.*)$", stripped)
+            if em:
+                env.setdefault(em.group(1), em.group(2))
+            continue
+        if stripped.startswith("[pip") or stripped.startswith("[conda]"):
+            lib_lines.append(stripped)
+            section = "libs"
+            continue
+        if section in ("libs", "vllm"):
             continue
         # An e-mail wrapped "Python version" value continues on the next line.
-        if last_key == "Python version" and stripped and "runtime)" not in fields[last_key]:
+        if last_key == "Python version" and _unclosed(fields[last_key]):
             fields[last_key] = fields[last_key] + " " + stripped
             continue
         last_key = ""
-    if "PyTorch version" not in fields and not ({"OS", "Python version"} <= fields.keys()):
+    messages = read_messages(" ".join(lines[:end]))
+    have_facts = "PyTorch version" in fields or bool(
+        {"OS", "Python version", "Python platform", "GPU models and configuration"} & fields.keys()
+    )
+    if (
+        not have_facts
+        and not messages
+        and not any(_PIP_TORCH.match(x.split("]", 1)[-1].strip()) for x in lib_lines)
+    ):
         raise CollectEnvError(
-            "this is not a `python -m torch.utils.collect_env` report (no 'PyTorch version:' "
-            "line and no 'OS:'/'Python version:' lines were found)"
+            "this is not a `python -m torch.utils.collect_env` report: none of its lines "
+            "('PyTorch version:', 'OS:', 'Python version:', 'GPU models and configuration:', "
+            "a [pip3] torch line) nor any of torch's CUDA messages were found"
         )
-    truncated = not lib_lines or bool(lib_lines and not _complete_lib_line(lib_lines[-1]))
-    return _build(fields, gpu_lines, cudnn_lines, cpu_lines, lib_lines, truncated)
+    truncated = bool(fields) and (
+        not lib_lines or bool(lib_lines and not _complete_lib_line(lib_lines[-1]))
+    )
+    layout = "vllm" if vllm_layout else ("pytorch" if fields or lib_lines else "messages")
+    return _build(
+        fields,
+        gpu_lines,
+        cudnn_lines,
+        cpu_lines,
+        lib_lines,
+        truncated,
+        layout=layout,
+        messages=messages,
+        xpu_lines=xpu_lines,
+        env=env,
+    )
+
+
+_PIP_TORCH = re.compile(r"^torch==\d")
+
+
+def _unclosed(value: str) -> bool:
+    return "runtime)" not in value and (
+        value.count("(") > value.count(")") or value.count("[") > value.count("]")
+    )
+
+
+# --- torch's own messages, pasted with the report -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class TorchMessage:
+    """One of torch's (or the CUDA/ROCm runtime's) messages found in the paste, read into values.
+
+    ``kind``: "driver-too-old" (``cuda_driver``: the CUDA version the driver supports),
+    "arch-not-compatible" (``gpu``, ``cc`` and ``arches``: the installed wheel's list),
+    "gpu-too-old" (``gpu``, ``cc``, ``min_cc``), "no-kernel-image", "device-count-error"
+    (``error``: 803/804/999...), "mps-unavailable" (``min_macos`` when the message names one),
+    "library-load" (``library``), "rocm-no-kernel"."""
+
+    kind: str
+    text: str  # the message as pasted (one line, at most 300 characters)
+    gpu: Optional[str] = None
+    cc: Optional[str] = None  # "12.0"
+    min_cc: Optional[str] = None
+    arches: tuple[str, ...] = ()  # ("sm_50", "sm_60", ...)
+    cuda_driver: Optional[str] = None  # "11.4"
+    error: Optional[int] = None
+    library: Optional[str] = None
+    min_macos: Optional[str] = None
+
+
+# Each pattern is anchored on fixed words and uses bounded, non-nested repetition: linear time.
+_M_DRIVER = re.compile(r"NVIDIA driver on your system is too old \(found version (\d{4,6})\)")
+_M_ARCH = re.compile(
+    r"with CUDA capability sm_(\d{2,3}) is not compatible with the current PyTorch installation"
+    r"\.?\s{0,8}The current PyTorch install supports CUDA capabilities"
+    r"((?:\s{1,4}(?:sm|compute)_\d{2,3}[a-z]?){1,40})"
+)
+_M_NAME_BEFORE = re.compile(r"([A-Za-z][\w ()-]{0,80}?)\s*$")
+_M_OLD_GPU = re.compile(
+    r"Found GPU\s?(\d{1,2}),? ([\w ()\[\]/.-]{1,80}?) which is of cuda capability "
+    r"(\d{1,2})\.(\d)\.?\s{0,8}(?:PyTorch no longer supports this GPU because it is too old\."
+    r"\s{0,8}The minimum cuda capability (?:that we support|supported by this library) is "
+    r"(\d{1,2}\.\d)|Minimum and Maximum cuda capability supported by this version of PyTorch "
+    r"is\s{0,4}\((\d{1,2}\.\d)\))"
+)
+_M_NO_KERNEL = re.compile(r"no kernel image is available for execution on the device")
+_M_COUNT = re.compile(
+    r"(?:Unexpected error from cudaGetDeviceCount\(\)|cudaGetDeviceCount)[^.]{0,120}?"
+    r"(?:\.[^.]{0,200}?)?Error (\d{3}): ([A-Za-z /-]{3,80})"
+)
+_M_MPS = re.compile(
+    r"MPS backend is supported on mac ?OS (\d{2}(?:\.\d)?)\+|MPS not available because the "
+    r"current (?:MacOS|macOS) version is not (\d{2}(?:\.\d)?)\+|MPS not available because the "
+    r"current PyTorch install was not built with MPS enabled",
+    re.I,
+)
+_M_LIB = re.compile(
+    r"((?:lib)?(?:nccl|cudnn\w{0,20}|cublas\w{0,10}|cudart|cusparse\w{0,10})"
+    r"(?:\.so[.\d]{0,12}|64_\d{1,3}\.dll))[\w ():'\\/.-]{0,40}?(?:cannot open shared object file|"
+    r"could not be found|not found|undefined symbol)",
+    re.I,
+)
+_M_LIB2 = re.compile(r"(?:Could not load library|Unable to load) (lib\w{2,30}\.so[.\d]{0,12})")
+_M_ROCM = re.compile(r"HIP error: invalid device function|hipErrorNoBinaryForGpu")
+
+
+def read_messages(text: str) -> tuple[TorchMessage, ...]:
+    """torch's messages in ``text`` (the paste joined into one line), in order of appearance,
+    each kind with the same values once."""
+    found: list[tuple[int, TorchMessage]] = []
+
+    def add(pos: int, msg: TorchMessage) -> None:
+        if all(m != msg for _, m in found):
+            found.append((pos, msg))
+
+    def snip(m: re.Match[str]) -> str:
+        return " ".join(m.group(0).split())[:300]
+
+    # Cheap substring tests first: most reports hold none of the messages.
+    low = text.lower()
+    for m in _M_DRIVER.finditer(text) if "too old (found version" in text else ():
+        n = int(m.group(1))
+        add(
+            m.start(),
+            TorchMessage("driver-too-old", snip(m), cuda_driver=f"{n // 1000}.{n % 1000 // 10}"),
+        )
+    for m in _M_ARCH.finditer(text) if "capability sm_" in text else ():
+        cc = m.group(1)
+        nm = _M_NAME_BEFORE.search(text[max(0, m.start() - 100) : m.start()])
+        gpu = " ".join(nm.group(1).split()) if nm else None
+        add(
+            m.start(),
+            TorchMessage(
+                "arch-not-compatible",
+                ((gpu + " ") if gpu else "") + snip(m),
+                gpu=gpu,
+                cc=f"{cc[:-1]}.{cc[-1]}",
+                arches=tuple(m.group(2).split()),
+            ),
+        )
+    for m in _M_OLD_GPU.finditer(text) if "Found GPU" in text else ():
+        add(
+            m.start(),
+            TorchMessage(
+                "gpu-too-old",
+                snip(m),
+                gpu=" ".join(m.group(2).split()),
+                cc=f"{m.group(3)}.{m.group(4)}",
+                min_cc=m.group(5) or m.group(6),
+            ),
+        )
+    for m in _M_NO_KERNEL.finditer(text) if "no kernel image" in text else ():
+        add(m.start(), TorchMessage("no-kernel-image", snip(m)))
+    for m in _M_COUNT.finditer(text) if "cudaGetDeviceCount" in text else ():
+        add(m.start(), TorchMessage("device-count-error", snip(m), error=int(m.group(1))))
+    for m in _M_MPS.finditer(text) if "mps " in low else ():
+        add(m.start(), TorchMessage("mps-unavailable", snip(m), min_macos=m.group(1) or m.group(2)))
+    libs = ("cannot open shared object" in text or "undefined symbol" in text) or (
+        "could not be found" in text or " not found" in text
+    )
+    for m in _M_LIB.finditer(text) if libs else ():
+        add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
+    for m in _M_LIB2.finditer(text) if "load" in low else ():
+        add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
+    for m in _M_ROCM.finditer(text) if "hip" in low else ():
+        add(m.start(), TorchMessage("rocm-no-kernel", snip(m)))
+    return tuple(msg for _, msg in sorted(found, key=lambda x: x[0]))
 
 
 def _complete_lib_line(line: str) -> bool:
@@ -304,7 +593,17 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
     return OSInfo(**kw)  # type: ignore[arg-type]
 
 
-def _python_info(fields: dict[str, str], os_info: OSInfo, notes: list[Note]) -> PythonInfo:
+# Win32_Processor.Architecture (what collect_env prints as "Architecture=9" on Windows).
+_WMI_ARCH = {"9": "AMD64", "12": "ARM64", "0": "x86"}
+
+
+def _python_info(
+    fields: dict[str, str],
+    os_info: OSInfo,
+    notes: list[Note],
+    cpu_arch: str = "",
+    cuda_build: bool = False,
+) -> PythonInfo:
     raw = fields.get("Python version", "")
     platform = _value(fields.get("Python platform")) or ""
     os_line = fields.get("OS", "")
@@ -327,8 +626,17 @@ def _python_info(fields: dict[str, str], os_info: OSInfo, notes: list[Note]) -> 
         wm = re.search(r"\((AMD64|ARM64|Intel)\)\]", raw)
         if wm:
             machine = "AMD64" if wm.group(1) == "AMD64" else wm.group(1)
+        elif re.search(r"^Windows-.*-SP\d", platform) is None and cpu_arch in _WMI_ARCH:
+            machine = _WMI_ARCH[cpu_arch]
+        elif cuda_build:
+            # PyTorch's CUDA builds for Windows are x86_64 only.
+            machine = "AMD64"
     elif os_info.family == "darwin":
         pm = re.match(r"macOS-[\d.]+-(x86_64|arm64)-", platform)
+        if pm:
+            machine = pm.group(1)
+    if not machine:
+        pm = re.search(r"-(x86_64|aarch64|ppc64le|s390x)-with", platform)
         if pm:
             machine = pm.group(1)
     if machine:
@@ -365,7 +673,13 @@ def _cpu_info(cpu_lines: list[str], python: PythonInfo, os_info: OSInfo) -> CpuI
     cores = kv.get("CPU(s)")
     flags_line = kv.get("Flags", "")
     # lscpu's Flags line is the kernel's /proc/cpuinfo flags: summarised as the CPU probe does.
-    isa_level, flags = summarize_flags(frozenset(flags_line.split()))
+    isa_level: Optional[str] = None
+    flags: tuple[str, ...] = ()
+    if flags_line:
+        # Imported only here: the probe package pulls in subprocess & co (pure function).
+        from setup_env.probe.cpu import summarize_flags
+
+        isa_level, flags = summarize_flags(frozenset(flags_line.split()))
     sources = {k: f"{SOURCE}:CPU" for k, v in (("model", model), ("architecture", arch)) if v}
     if flags_line:
         sources["isa_level"] = sources["flags"] = f"{SOURCE}:CPU Flags"
@@ -380,7 +694,7 @@ def _cpu_info(cpu_lines: list[str], python: PythonInfo, os_info: OSInfo) -> CpuI
     )
 
 
-_GPU_LINE = re.compile(r"^GPU (\d+): (.+?)\s*(?:\(UUID: [^)]*\))?$")
+_GPU_LINE = re.compile(r"^GPU (\d+)\s*[:\uff1a]\s*(.+?)\s*(?:\(UUID: [^)]*\))?$")
 _MIG_LINE = re.compile(r"^\s*MIG \S+\s+Device\s+\d+")
 _AMD_NAME = re.compile(r"\b(AMD|Radeon|Instinct)\b|\bgfx\d", re.I)
 
@@ -450,6 +764,7 @@ def _packages(
     cuda_build = _value(fields.get("CUDA used to build PyTorch"))
     rocm_build = _value(fields.get("ROCM used to build PyTorch"))
     found: list[InstalledPackage] = []
+    pip_listed = any(x.startswith("[pip") for x in lib_lines)
     for line in lib_lines:
         tag, _, body = line.partition("]")
         body = body.strip()
@@ -469,8 +784,17 @@ def _packages(
             build = parts[2] if len(parts) > 2 else ""
             channel = parts[3] if len(parts) > 3 else ""
             if channel == "pypi" or build.startswith("pypi"):
-                continue  # pip-installed inside conda: already listed under [pip3]
-            installer, variant = "conda", _conda_variant(build)
+                # pip-installed inside conda: listed under [pip3] too, unless pip's list shows
+                # another version of it (then two installs share the environment).
+                pip_same = any(
+                    f.installer == "pip" and f.name == name.lower() and f.version == version
+                    for f in found
+                )
+                if pip_same or name.lower() not in ("torch",) or not pip_listed:
+                    continue
+                installer, variant = "pip", None
+            else:
+                installer, variant = "conda", _conda_variant(build)
         name = "torch" if name.lower() == "pytorch" else name.lower().replace("_", "-")
         if name not in ("torch", "torchvision", "torchaudio"):
             continue
@@ -496,7 +820,11 @@ def _packages(
                 torch_variant = Variant.cuda_of(cuda)
             elif hip:
                 torch_variant = Variant.rocm_of(hip)
-            elif os_info.family in ("linux", "windows"):
+            elif os_info.family in ("linux", "windows") and not re.search(
+                r"\+git|a0\+", torch_version
+            ):
+                # A source build ("2.5.0a0+git136e28f") without CUDA or ROCm may be an XPU
+                # (or any other) build: collect_env does not say.
                 torch_variant = CPU
         listed = [p for p in found if p.name == "torch" and p.version == torch_version]
         torch_installer = listed[0].installer if listed else None
@@ -512,6 +840,10 @@ def _packages(
             )
         )
     seen_torch = {torch_version} if torch_version else set()
+    if not torch_version and "PyTorch version" in fields:
+        # "PyTorch version: N/A": this interpreter has no torch; the [pip3] list is another
+        # interpreter's (pip3 on PATH), so its torch is not the one that would run.
+        found = [p for p in found if p.name != "torch"]
     for pkg in found:
         if pkg.name == "torch":
             if pkg.version in seen_torch:
@@ -532,10 +864,24 @@ def _build(
     cpu_lines: list[str],
     lib_lines: list[str],
     truncated: bool,
+    *,
+    layout: str = "pytorch",
+    messages: tuple[TorchMessage, ...] = (),
+    xpu_lines: Optional[list[str]] = None,
+    env: Optional[dict[str, str]] = None,
 ) -> Report:
     notes: list[Note] = []
     os_info = _os_info(fields, notes)
-    python = _python_info(fields, os_info, notes)
+    wmi = next(
+        (
+            re.split(r"[:=]", x, maxsplit=1)[1].strip()
+            for x in cpu_lines
+            if re.match(r"^Architecture\s*[:=]", x)
+        ),
+        "",
+    )
+    cuda_build = bool(re.match(r"^\d+\.\d+", fields.get("CUDA used to build PyTorch", "")))
+    python = _python_info(fields, os_info, notes, wmi, cuda_build)
     cpu = _cpu_info(cpu_lines, python, os_info)
     if (
         os_info.family == "darwin"
@@ -547,10 +893,30 @@ def _build(
     rocm_build = _value(fields.get("ROCM used to build PyTorch"))
     hip_runtime = _value(fields.get("HIP runtime version"))
     nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
-    nv_gpus = [_with_cc(g) for g in nv_gpus]
+    from setup_env.resolve import fill
+
+    nv_gpus = [fill(g) for g in nv_gpus]  # the catalogue's compute capability (one resolve step)
     driver = _value(fields.get("Nvidia driver version"))
+    # torch's messages: the driver's CUDA version, GPUs the GPU list did not show.
+    cuda_driver = next((m.cuda_driver for m in messages if m.cuda_driver), None)
+    for m in messages:
+        if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old"):
+            known = [g for g in nv_gpus if g.name == m.gpu]
+            if known:
+                nv_gpus = [
+                    replace(g, compute_capability=g.compute_capability or m.cc) for g in nv_gpus
+                ]
+            else:
+                nv_gpus.append(
+                    Gpu(
+                        index=len(nv_gpus),
+                        name=m.gpu,
+                        compute_capability=m.cc,
+                        source=WARNING_SOURCE,
+                    )
+                )
     nvidia: Optional[NvidiaInfo] = None
-    if driver or nv_gpus:
+    if driver or nv_gpus or cuda_driver:
         src = {
             k: f"{SOURCE}:{label}"
             for k, label, v in (
@@ -559,7 +925,14 @@ def _build(
             )
             if v
         }
-        nvidia = NvidiaInfo(driver_version=driver, gpus=tuple(nv_gpus), sources=src)
+        if cuda_driver:
+            src["cuda_driver_version"] = WARNING_SOURCE
+        nvidia = NvidiaInfo(
+            driver_version=driver,
+            cuda_driver_version=cuda_driver,
+            gpus=tuple(nv_gpus),
+            sources=src,
+        )
     rocm: Optional[RocmInfo] = None
     if amd_gpus or hip_runtime:
         rocm = RocmInfo(
@@ -568,7 +941,12 @@ def _build(
             sources={"version": f"{SOURCE}:HIP runtime version"} if hip_runtime else {},
         )
     xpu_available = _bool(fields.get("Is XPU available"))
-    xpu = XpuInfo(sources={"gpus": f"{SOURCE}:Is XPU available"}) if xpu_available else None
+    xpu_gpus = _xpu_gpus(xpu_lines or [])
+    xpu = (
+        XpuInfo(gpus=xpu_gpus, sources={"gpus": f"{SOURCE}:Intel GPU models detected"})
+        if xpu_available or xpu_gpus
+        else None
+    )
     toolkits: tuple[CudaToolkit, ...] = ()
     nvcc = _value(fields.get("CUDA runtime version"))
     full = _version_prefix(nvcc)
@@ -593,6 +971,27 @@ def _build(
                 "info",
             )
         )
+    torch_version = _value(fields.get("PyTorch version")) or ""
+    if (os_info.kernel and "tegra" in os_info.kernel) or re.search(
+        r"[.+]nv\d{2}\.\d{2}", torch_version
+    ):
+        notes.append(
+            Note(
+                "jetson",
+                "an NVIDIA Jetson (L4T kernel "
+                + (os_info.kernel or "?")
+                + (
+                    f"; torch {torch_version} is NVIDIA's Jetson build"
+                    if "nv" in torch_version
+                    else ""
+                )
+                + ")",
+                f"{SOURCE}:Python platform",
+                "info",
+            )
+        )
+    for m in messages:
+        notes.append(Note(f"torch-message-{m.kind}", m.text, WARNING_SOURCE, "info"))
     facts = Facts(
         os=os_info,
         python=python,
@@ -602,6 +1001,7 @@ def _build(
         xpu=xpu,
         toolkits=toolkits,
         packages=tuple(packages),
+        environment=dict(env or {}),
         notes=tuple(notes),
     )
     return Report(
@@ -611,24 +1011,61 @@ def _build(
         xpu_available=xpu_available,
         debug_build=_bool(fields.get("Is debug build")),
         truncated=truncated,
+        layout=layout,
+        missing=_missing(fields, facts),
+        warnings=messages,
+        libraries=_pip_libraries(lib_lines),
     )
 
 
-def _with_cc(gpu: Gpu) -> Gpu:
-    """Fill the compute capability from the GPU catalogue, when the catalogue knows the name."""
-    cc = lookup_compute_capability(gpu.name)
-    return replace(gpu, compute_capability=cc) if cc else gpu
+def _missing(fields: dict[str, str], facts: Facts) -> tuple[str, ...]:
+    """What a diagnosis needs that the paste does not hold (cut off, or never pasted)."""
+    out: list[str] = []
+    if "PyTorch version" not in fields and facts.package("torch") is None:
+        out.append("torch")
+    if facts.os.family == "other":
+        out.append("os")
+    if not facts.python.version:
+        out.append("python")
+    if "GPU models and configuration" not in fields and facts.os.family != "darwin":
+        gpus = facts.gpus
+        if not gpus:
+            out.append("gpus")
+    elif (
+        facts.os.family != "darwin"
+        and "Is XPU available" not in fields
+        and not facts.gpus
+        and (facts.package("torch") is not None)
+        and (facts.package("torch").variant in (XPU, None))  # type: ignore[union-attr]
+    ):
+        # An XPU (or unknown) build: collect_env before torch 2.8 does not list Intel GPUs.
+        out.append("gpus")
+    if (
+        "Nvidia driver version" not in fields
+        and facts.os.family in ("linux", "windows")
+        and (facts.nvidia is None or not facts.nvidia.driver_version)
+    ):
+        out.append("driver")
+    return tuple(out)
 
 
-def lookup_compute_capability(name: str) -> Optional[str]:
-    """The catalogue's compute capability for a GPU name, or None (unknown name, no catalogue)."""
-    try:
-        from setup_env import gpus as catalogue
-    except ImportError:  # the catalogue module is optional at this layer
-        return None
-    try:
-        model = catalogue.lookup(name)
-    except (KeyError, ValueError, LookupError):
-        return None
-    cc = getattr(model, "compute_capability", None) if model is not None else None
-    return str(cc) if cc else None
+def _pip_libraries(lib_lines: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in lib_lines:
+        if line.startswith("[pip"):
+            m = re.match(r"^([A-Za-z0-9_.-]+)==(\S+)$", line.split("]", 1)[-1].strip())
+            if m:
+                out.setdefault(m.group(1).lower().replace("_", "-"), m.group(2))
+    return out
+
+
+_XPU_NAME = re.compile(r"name='([^']{1,120})'")
+
+
+def _xpu_gpus(lines: list[str]) -> tuple[Gpu, ...]:
+    out: list[Gpu] = []
+    for line in lines:
+        m = _XPU_NAME.search(line)
+        if m:
+            out.append(Gpu(index=len(out), name=m.group(1), vendor="intel", source=SOURCE))
+    return tuple(out)

@@ -77,15 +77,9 @@ def _nvidia_gpus(facts: Facts) -> tuple[Gpu, ...]:
 
 
 def _cc_of(gpu: Gpu) -> Optional[CC]:
-    if gpu.compute_capability:
-        return parse_cc(gpu.compute_capability)
-    try:
-        from setup_env import gpus as catalogue
+    from setup_env.resolve import compute_capability
 
-        model = catalogue.lookup(gpu.name)
-    except (ImportError, ValueError, KeyError, LookupError):
-        return None
-    return parse_cc(model.compute_capability) if model is not None else None
+    return parse_cc(compute_capability(gpu))  # as reported, else the catalogue's
 
 
 def _wheel_build(
@@ -214,6 +208,7 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
         runs = _coverage(facts, build)
         out.extend(_driver_findings(facts, torch, plan, matrix, build, runs))
         out.extend(_arch_findings(facts, torch, plan, build, runs))
+        out.extend(_rocm_arch_findings(facts, torch, plan))
         out.extend(_companion_findings(facts, torch, matrix))
         out.extend(_toolkit_findings(facts, torch))
     out.extend(_shadow_findings(facts))
@@ -234,8 +229,10 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
                     evidence=(f"noted by {note.source or 'detection'}",),
                 )
             )
-    out.sort(key=lambda f: SEVERITY_ORDER[f.severity])
-    return tuple(out)
+    # Root causes (setup_env/causes.py) added and ranked above the symptoms they explain.
+    from setup_env import causes
+
+    return causes.apply(facts, plan, matrix, out)
 
 
 def _driver_findings(
@@ -313,6 +310,42 @@ def _driver_findings(
             fix=fix,
             command=command,
             details={"min_driver": floor or "", "reason": fit.code},
+        )
+    ]
+
+
+def _rocm_arch_findings(
+    facts: Facts, torch: InstalledPackage, plan: Optional[Plan]
+) -> list[Finding]:
+    """An installed ROCm torch without the AMD GPU's gfx target (the ROCm twin of the CUDA arch
+    check; setup_env.rocmplan reads which gfx targets each ROCm wheel carries)."""
+    if facts.rocm is None or not facts.rocm.gpus:
+        return []
+    from setup_env.resolve import resolve_gpu
+    from setup_env.rocmplan import MISSING, installed_gap
+
+    pairs = [(g.name, g.gfx_arch or resolve_gpu(g).gfx) for g in facts.rocm.gpus]
+    gap = installed_gap(torch.version, torch.variant, pairs)
+    if gap is None:
+        return []
+    plan_variant = plan.variant if plan is not None else None
+    return [
+        Finding(
+            MISSING,
+            "error",
+            "the installed torch has no kernels for " + ", ".join(gap.gpus),
+            evidence=(
+                f"torch {gap.torch_version} ({gap.variant}) carries " + " ".join(gap.targets),
+            ),
+            fix=(
+                "install the build the plan names"
+                if plan_variant and plan_variant != torch.variant
+                else f"build PyTorch from source with PYTORCH_ROCM_ARCH={';'.join(gap.missing)} "
+                "(HSA_OVERRIDE_GFX_VERSION is an unsupported workaround)"
+            ),
+            command=_install_command(plan, reinstall=True)
+            if plan_variant and plan_variant != torch.variant
+            else None,
         )
     ]
 

@@ -189,6 +189,26 @@ class CloudInfo:
 
 
 @dataclass(frozen=True)
+class JetsonInfo:
+    """An NVIDIA Jetson (Tegra SoC with an integrated GPU): its driver comes with the L4T
+    release, never separately; JetPack names the L4T + CUDA bundle (setup_env.probe.jetson)."""
+
+    model: Optional[str] = None  # /proc/device-tree/model: "NVIDIA Jetson AGX Orin Developer Kit"
+    module: Optional[str] = None  # the catalogue's GPU name: "Orin", "NVIDIA Thor"
+    soc: Optional[str] = None  # from /proc/device-tree/compatible: "tegra234"
+    l4t: Optional[str] = None  # "36.4.3" (/etc/nv_tegra_release or nvidia-l4t-core)
+    l4t_core: Optional[str] = None  # the nvidia-l4t-core package version
+    jetpack: Optional[str] = None  # "6.2", from the JetPack table (or --jetpack)
+    cuda: Optional[str] = None  # "12.6" (/usr/local/cuda/version.json, else the JetPack table)
+    compute_capability: Optional[str] = None  # the iGPU's: "8.7"
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+# Fields written to JSON only when set (so documents of machines without them keep their shape).
+_OMIT_NONE = {"omit_if_none": True}
+
+
+@dataclass(frozen=True)
 class Facts:
     schema_version: int = SCHEMA_VERSION
     os: OSInfo = field(default_factory=OSInfo)
@@ -205,6 +225,7 @@ class Facts:
     # LD_LIBRARY_PATH, CUDA_HOME, PYTORCH_*, HIP_VISIBLE_DEVICES, ...), as found.
     environment: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[Note, ...] = ()
+    jetson: Optional[JetsonInfo] = field(default=None, metadata=_OMIT_NONE)
 
     # Convenience views for deciders.
     @property
@@ -264,7 +285,11 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, Variant):
         return obj.label
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {
+            f.name: to_jsonable(getattr(obj, f.name))
+            for f in dataclasses.fields(obj)
+            if not (f.metadata.get("omit_if_none") and getattr(obj, f.name) is None)
+        }
     if isinstance(obj, Mapping):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

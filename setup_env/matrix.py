@@ -70,6 +70,7 @@ from typing import Any, Optional
 from packaging.version import InvalidVersion, Version
 
 from setup_env.cuda import Arch
+from setup_env.tags import platform_of_tag
 from setup_env.variant import Variant
 from setup_env.variant import is_index_label as is_variant_label
 
@@ -322,24 +323,6 @@ def _public(version: str) -> str | None:
     except InvalidVersion:
         return None
     return v.public
-
-
-def platform_of_tag(tag: str) -> str | None:
-    """``manylinux_2_28_x86_64`` -> ``linux_x86_64``; ``win_amd64`` -> ``windows_x86_64``."""
-    if tag.startswith(("manylinux", "linux", "musllinux")):
-        if tag.endswith("x86_64"):
-            return "linux_x86_64"
-        if tag.endswith("aarch64"):
-            return "linux_aarch64"
-        return None
-    if tag == "win_amd64":
-        return "windows_x86_64"
-    if tag.startswith("macosx"):
-        if tag.endswith("arm64"):
-            return "macos_arm64"
-        if tag.endswith("x86_64"):
-            return "macos_x86_64"
-    return None
 
 
 # --- validation ---------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from setup_env.facts import (
     CpuInfo,
     Facts,
     Gpu,
+    JetsonInfo,
     NvidiaInfo,
     OSInfo,
     PythonInfo,
@@ -98,7 +99,7 @@ class Plan:
     cuda: str | None = None  # CUDA of the chosen wheel, "13.0"
     driver_compat: str | None = None  # "full" | "mvc" | "no-driver" | None (not CUDA)
     newest_torch: str | None = None  # the newest release in the matrix (for the channel)
-    source: str = "pypi"  # "pypi" | "index" | "mirror" | "nightly" | ""
+    source: str = "pypi"  # "pypi" | "index" | "mirror" | "nightly" | "jetson" | ""
     # Stable codes of the reasons and warnings, in the same order ("driver-mvc", "arch-missing"...)
     reason_codes: tuple[str, ...] = ()
     warning_codes: tuple[str, ...] = ()
@@ -156,44 +157,22 @@ def _platform(os_name: str, arch: str) -> Optional[str]:
     return None
 
 
-def platform_tags(os_name: str, arch: str, glibc: Optional[str], macos: Optional[str]) -> list[str]:
-    """The platform tags an interpreter on this OS accepts, most specific first."""
-    if os_name == "linux":
-        a = "x86_64" if arch == "x86_64" else "aarch64"
-        g = _v(glibc) or Version("2.35")
-        minor = g.minor if g.major == 2 else 17
-        out = []
-        for m in range(minor, 4, -1):
-            out.append(f"manylinux_2_{m}_{a}")
-            if m == 17:
-                out.append(f"manylinux2014_{a}")
-            if m == 12 and a == "x86_64":
-                out.append("manylinux2010_x86_64")
-            if m == 5 and a == "x86_64":
-                out.append("manylinux1_x86_64")
-        out.append(f"linux_{a}")
-        return out
-    if os_name == "windows":
-        return ["win_amd64"] if arch == "x86_64" else ["win_arm64"]
-    if os_name == "macos":
-        from packaging.tags import mac_platforms
-
-        mv = _v(macos) or Version("14.0")
-        a = "arm64" if arch in ("arm64", "aarch64") else "x86_64"
-        return list(mac_platforms((mv.major, mv.minor), a))
-    return []
+# A described or thinly captured machine whose glibc / macOS version is unknown is planned for
+# these (a current distribution, the macOS torch's newest wheels need).
+_ASSUMED_GLIBC = "2.35"
+_ASSUMED_MACOS = "14.0"
 
 
 def interpreter_tags(
     python: str, free_threaded: bool, os_name: str, arch: str, glibc: str | None, macos: str | None
 ) -> tuple[str, ...]:
     """``cp312-cp312-manylinux_2_28_x86_64``...: the tags of a CPython of that version."""
-    v = _v(python)
-    if v is None:
-        return ()
-    interp = f"cp{v.major}{v.minor}"
-    abi = interp + ("t" if free_threaded else "")
-    return tuple(f"{interp}-{abi}-{p}" for p in platform_tags(os_name, arch, glibc, macos))
+    from setup_env import tags
+
+    plats = tags.platform_tags(
+        os_name, arch, libc_version=glibc or _ASSUMED_GLIBC, macos=macos or _ASSUMED_MACOS
+    )
+    return tuple(tags.cpython_tags(python, plats, free_threaded=free_threaded))
 
 
 def _target(facts: Facts) -> _Target:
@@ -218,15 +197,11 @@ def _target(facts: Facts) -> _Target:
             facts.os.glibc,
             facts.os.macos_version,
         )
-    # packaging's cpython_tags() also accepts "<interp>-none-<platform>" for every platform tag
-    # (torch 2.2.2's Intel-Mac wheels are cp312-none-macosx_10_9_x86_64); a detector may list
-    # only the interpreter's own ABI.
-    extra = set()
-    for tag in tags:
-        parts = tag.split("-", 2)
-        if len(parts) == 3 and parts[0].startswith("cp"):
-            extra.add(f"{parts[0]}-none-{parts[2]}")
-    tagset = frozenset(tags) | frozenset(extra)
+    # packaging's cpython_tags() also accepts "<interp>-none-<platform>" for every platform tag;
+    # a detector may list only the interpreter's own ABI.
+    from setup_env.tags import none_tags
+
+    tagset = frozenset(tags) | frozenset(none_tags(tags))
     wsl = (facts.os.wsl or 0) >= 2
     return _Target(
         os=os_name,
@@ -253,27 +228,29 @@ class _NvGpu:
     name: str
     cc: Optional[tuple[int, int]]
     specific: bool = False  # an "a" target was named (sm_90a)
-
-
-def _lookup_cc(name: str) -> Optional[str]:
-    try:
-        from setup_env import gpus
-    except ImportError:  # the catalogue is another module; plan without it
-        return None
-    try:
-        model = gpus.lookup(name)
-    except (ValueError, KeyError, LookupError, OSError):
-        return None
-    return model.compute_capability if model is not None else None
+    # The driver window of its compute capability (setup_env/data/gpus.json "driver_windows").
+    first_branch: Optional[int] = None
+    last_branch: Optional[int] = None
 
 
 def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
+    from setup_env.resolve import resolve_gpu
+
     out: list[_NvGpu] = []
     if facts.nvidia is None:
         return out
     for g in facts.nvidia.gpus:
-        cc = g.compute_capability or _lookup_cc(g.name)
-        out.append(_NvGpu(label=f"GPU {g.index} {g.name}", name=g.name, cc=cuda.parse_cc(cc)))
+        r = resolve_gpu(g)
+        w = r.window
+        out.append(
+            _NvGpu(
+                label=f"GPU {g.index} {g.name}",
+                name=g.name,
+                cc=cuda.parse_cc(r.compute_capability),
+                first_branch=w.first_branch if w is not None else None,
+                last_branch=w.last_branch if w is not None else None,
+            )
+        )
     return out
 
 
@@ -321,7 +298,7 @@ def _driver_fit(
 
 def _installable(rel: Release, t: _Target, via_pypi: bool) -> tuple[bool, str]:
     """Can this interpreter install the release's wheels (from PyPI, or from the index)?"""
-    from setup_env.matrix import platform_of_tag
+    from setup_env.tags import platform_of_tag
 
     plat = t.platform
     if plat is None:
@@ -390,7 +367,7 @@ def _pa_of(t: _Target) -> str:
 
 
 def _platforms_of(rel: Release) -> set[str]:
-    from setup_env.matrix import platform_of_tag
+    from setup_env.tags import platform_of_tag
 
     return {p for p in (platform_of_tag(tag) for tag in rel.pypi_files) if p}
 
@@ -465,6 +442,17 @@ def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object =
         )
     if opts.channel == "nightly":
         return _nightly_plan(ctx)
+    from setup_env import jetsonplan
+
+    jetson = jetsonplan.jetson_of(facts) if facts.cpu.architecture in ("aarch64", None) else None
+    if jetson is not None and opts.variant is None:
+        # The JetPack-matched route (setup_env/jetsonplan.py): never a driver install.
+        def general(plain: Facts) -> Plan:
+            sub = _Ctx(plain, opts, m)
+            sub.warnings.extend(ctx.warnings)
+            return _stable_plan(sub)
+
+        return jetsonplan.plan(facts, jetson, opts, m, general)
     return _stable_plan(ctx)
 
 
@@ -705,6 +693,7 @@ def _nvidia_plan(ctx: _Ctx, installable: list[Release]) -> Plan:
         )
     if ctx.facts.nvidia is not None and ctx.facts.nvidia.error:
         ctx.warn("driver-error", f"the NVIDIA driver reported: {ctx.facts.nvidia.error}")
+    _driver_window_findings(ctx)
     blockers: dict[str, list[str]] = {}
     unverified_fits: list[str] = []
     chosen: Optional[_Candidate] = None
@@ -799,7 +788,14 @@ def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
                 else ""
             ),
         )
-        _upgrade_driver_fix(ctx, c.min_driver or "", f"torch {c.release.version}", prio=1, new=True)
+        _upgrade_driver_fix(
+            ctx,
+            c.min_driver or "",
+            f"torch {c.release.version}",
+            prio=1,
+            new=True,
+            fallback=(c.mvc_floor or "") if not c.ptx_gpus else "",
+        )
     if not c.via_pypi:
         pv = c.release.pypi_variant.get(t.platform or "")
         if pv is not None:
@@ -839,45 +835,83 @@ def _driver_fixes(ctx: _Ctx, installable: list[Release], chosen: _Candidate) -> 
             return
 
 
-# The newest driver branch per GPU generation (NVIDIA ended Kepler with R470 and
-# Maxwell/Pascal/Volta with R580; setup_env/cloudplan.py cites the same).
-_LAST_BRANCH = {3: 470, 5: 580, 6: 580}
-
-
 def _driver_possible(ctx: _Ctx, need: Version) -> bool:
+    """False (with the reason) when a GPU's last driver branch is older than ``need``."""
     for g in ctx.nv:
         if g.cc is None:
             continue
-        last = _LAST_BRANCH.get(g.cc[0])
-        if g.cc == (7, 0) or g.cc == (7, 2):
-            last = 580
+        last = g.last_branch
         if last is not None and need.major > last:
-            ctx.reason(
-                "driver-branch-ended",
+            why = (
                 f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
-                f"driver >= {need} is not available for it",
+                f"driver >= {need} is not available for it"
             )
+            if why not in (t for _c, t in ctx.reasons):
+                ctx.reason("driver-branch-ended", why)
             return False
     return True
 
 
-def _upgrade_driver_fix(ctx: _Ctx, need: str, what: str, prio: int, new: bool = False) -> None:
+def _driver_window_findings(ctx: _Ctx) -> None:
+    """A driver older than the first branch that knows a GPU (RTX 50xx before R570): the GPU
+    is invisible to CUDA until the driver is upgraded."""
+    raw = ctx.facts.nvidia.driver_version if ctx.facts.nvidia else None
+    drv = _v(raw)
+    if drv is None:
+        return
+    for g in ctx.nv:
+        if g.cc is None or g.first_branch is None or drv.major >= g.first_branch:
+            continue
+        ctx.reason(
+            "driver-older-than-gpu",
+            f"driver {raw} is older than R{g.first_branch}, the first driver branch that runs "
+            f"{g.name} ({_sm(g.cc)}): CUDA sees no usable GPU until the driver is upgraded",
+        )
+        _upgrade_driver_fix(ctx, f"{g.first_branch}", f"{g.name} ({_sm(g.cc)})", prio=0)
+
+
+def _upgrade_driver_fix(
+    ctx: _Ctx, need: str, what: str, prio: int, new: bool = False, fallback: str = ""
+) -> None:
+    """An upgrade-driver fix; never for a driver a GPU cannot run (its driver window's last
+    branch: R470 for Kepler, R580 for Maxwell/Pascal/Volta). ``fallback`` is a lower driver
+    that also serves (the minor-version-compatibility floor), tried when ``need`` is too new."""
     if not need:
+        return
+    need_v = _v(need)
+    if need_v is not None and any(
+        g.last_branch is not None and need_v.major > g.last_branch for g in ctx.nv
+    ):
+        if fallback and fallback != need:
+            fb = _v(fallback)
+            if fb is not None and _driver_possible(ctx, fb):
+                _driver_possible(ctx, need_v)
+                _upgrade_driver_fix(ctx, fallback, what, prio, new)
+                return
+        _driver_possible(ctx, need_v)
         return
     verb = "Install" if new else "Upgrade"
     branch = need.split(".")[0]
+    lasts = [g for g in ctx.nv if g.last_branch is not None]
+    cap = min(lasts, key=lambda g: g.last_branch or 0) if lasts else None
+    newer = (
+        f"R{branch} to R{cap.last_branch}, the last branch for {cap.name}"
+        if cap is not None
+        else f"R{branch} or newer"
+    )
+    upto = f", up to R{cap.last_branch} (the last for {cap.name})" if cap is not None else ""
     if ctx.t.wsl:
         ctx.fix(
             prio,
             "upgrade-driver",
-            f"{verb} the NVIDIA driver on Windows to >= {need} for {what} (WSL2 uses the Windows "
-            f"driver; never install a Linux NVIDIA driver inside WSL)",
+            f"{verb} the NVIDIA driver on Windows to >= {need}{upto} for {what} (WSL2 uses the "
+            f"Windows driver; never install a Linux NVIDIA driver inside WSL)",
         )
     elif ctx.t.os == "windows":
         ctx.fix(
             prio,
             "upgrade-driver",
-            f"{verb} the NVIDIA driver to >= {need} for {what} (NVIDIA App or "
+            f"{verb} the NVIDIA driver to >= {need}{upto} for {what} (NVIDIA App or "
             f"https://www.nvidia.com/Download/index.aspx)",
         )
     else:
@@ -886,7 +920,7 @@ def _upgrade_driver_fix(ctx: _Ctx, need: str, what: str, prio: int, new: bool = 
         ctx.fix(
             prio,
             "upgrade-driver",
-            f"{verb} the NVIDIA driver to >= {need} (branch R{branch} or newer) for {what}, "
+            f"{verb} the NVIDIA driver to >= {need} (branch {newer}) for {what}, "
             f"from your distribution's packages or NVIDIA's CUDA repository; reboot after",
             cmd,
         )
@@ -994,8 +1028,17 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: Literal["rocm",
     plat = t.platform or ""
     what = "AMD" if family == "rocm" else "Intel"
     gpus_ = ctx.amd if family == "rocm" else ctx.intel
-    names = ", ".join(sorted({g.name + (f" ({g.gfx_arch})" if g.gfx_arch else "") for g in gpus_}))
+    names = ", ".join(
+        sorted(
+            {
+                g.name + (f" ({g.gfx_arch})" if g.gfx_arch not in (None, g.name) else "")
+                for g in gpus_
+            }
+        )
+    )
     unverified: list[str] = []
+    gfx_ids = _amd_gfx(ctx) if family == "rocm" else []
+    gfx_blocked: list[str] = []  # "2.6.0+rocm6.2.4" whose wheel lacks a GPU's gfx
     for rel in installable:
         ok, _w = _installable(rel, t, via_pypi=False)
         if not ok:
@@ -1003,6 +1046,12 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: Literal["rocm",
         vs = [v for v in rel.index if v.kind == family and plat in rel.index[v]]
         good = [v for v in vs if rel.index[v][plat].verified]
         unverified += [f"{rel.version}+{v}" for v in vs if v not in good]
+        if family == "rocm" and gfx_ids:
+            from setup_env.rocmplan import wheel_fit
+
+            fitting = [v for v in good if wheel_fit(str(rel.version), v, gfx_ids).fits is not False]
+            gfx_blocked += [f"{rel.version}+{v}" for v in good if v not in fitting]
+            good = fitting
         if not good:
             continue
         variant = max(good) if family == "rocm" else good[0]
@@ -1024,11 +1073,7 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: Literal["rocm",
                     "reachable",
                 )
         if family == "rocm":
-            ctx.warn(
-                "rocm-gfx-unchecked",
-                "the data doesn't list which gfx architectures each ROCm wheel carries: check "
-                "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after install)",
-            )
+            _rocm_gfx_lines(ctx, str(rel.version), variant, gfx_ids, gfx_blocked)
         else:
             ctx.warn(
                 "xpu-driver-needed",
@@ -1040,11 +1085,98 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: Literal["rocm",
         ctx.reason(
             "rocm-linux-only", f"PyTorch publishes ROCm wheels for Linux x86_64 only, not {plat}"
         )
+    elif family == "rocm" and gfx_blocked:
+        _rocm_gfx_none(ctx, installable, gfx_ids, gfx_blocked)
     else:
         ctx.reason(
             "no-accelerator-build", f"no confirmed {family} build of torch fits this interpreter"
         )
     return _cpu_plan(ctx, installable, fallback=True)
+
+
+def _amd_gfx(ctx: _Ctx) -> list[str]:
+    from setup_env.resolve import resolve_gpu
+
+    out: list[str] = []
+    for g in ctx.amd:
+        gfx = g.gfx_arch or resolve_gpu(g).gfx
+        if gfx and gfx not in out:
+            out.append(gfx)
+    return out
+
+
+def _rocm_gfx_lines(
+    ctx: _Ctx, version: str, variant: Variant, gfx_ids: list[str], blocked: list[str]
+) -> None:
+    from setup_env.rocmplan import wheel_fit
+
+    fit = wheel_fit(version, variant, gfx_ids)
+    if fit.fits:
+        ctx.reason(
+            "rocm-gfx-in-wheel",
+            f"torch {version}+{variant} carries {', '.join(gfx_ids)} (PYTORCH_ROCM_ARCH of "
+            f"PyTorch's build: {' '.join(fit.targets)})",
+        )
+    else:
+        ctx.warn(
+            "rocm-gfx-unchecked",
+            "the data doesn't list which gfx architectures this ROCm wheel carries: check "
+            "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after install)",
+        )
+    if blocked:
+        ctx.reason(
+            "rocm-gfx-not-in-wheel",
+            f"{', '.join(blocked[:3])}: no kernels for {', '.join(gfx_ids)}",
+        )
+
+
+def _rocm_gfx_none(
+    ctx: _Ctx, installable: list[Release], gfx_ids: list[str], blocked: list[str]
+) -> None:
+    """No official ROCm wheel carries the GPU's gfx: CPU, with the ways out ranked."""
+    from setup_env.rocmplan import first_release_with, never_official, wheel_fit
+
+    newest = blocked[0]
+    rel_v, label = newest.split("+", 1)
+    missing = [g for g in gfx_ids if not wheel_fit(rel_v, Variant.parse(label), [g]).fits]
+    names = ", ".join(g.name for g in ctx.amd if g.gfx_arch in missing and g.name != g.gfx_arch)
+    ctx.reason(
+        "rocm-gfx-not-in-wheel",
+        f"no official ROCm wheel of torch {newest.split('+')[0]} carries {', '.join(missing)}"
+        + (f" ({names})" if names else "")
+        + ": PyTorch builds for a fixed list of gfx targets",
+    )
+    never = [g for g in missing if never_official(g)]
+    later = {}
+    for g in missing:
+        if g in never:
+            continue
+        rels = sorted((str(r.version) for r in ctx.matrix.releases), key=Version)
+        variants = sorted({v for r in ctx.matrix.releases for v in r.index if v.is_rocm})
+        first = first_release_with(g, rels, variants)
+        if first is not None:
+            later[g] = first
+    for g, first in later.items():
+        ctx.fix(
+            5,
+            "pin-torch",
+            f"torch {first} or newer carries {g}: plan without the --torch pin "
+            f"(or with --torch {'.'.join(first.split('.')[:2])})",
+        )
+    arch = ";".join(missing)
+    ctx.fix(
+        10,
+        "build-from-source",
+        f"build PyTorch from source for your GPU: PYTORCH_ROCM_ARCH={arch} python setup.py "
+        f"develop, on ROCm (https://github.com/pytorch/pytorch#amd-rocm-support)",
+    )
+    if never:
+        ctx.warn(
+            "rocm-gfx-never-official",
+            f"{', '.join(never)} is in no official PyTorch ROCm wheel; HSA_OVERRIDE_GFX_VERSION "
+            f"(making the runtime report a listed target) is a community workaround, not a "
+            f"supported configuration: kernels may fail or give wrong results",
+        )
 
 
 # --- CPU / Apple ---------------------------------------------------------------------------------
@@ -1517,7 +1649,7 @@ def _companion_wheel(ctx: _Ctx, name: str, version: Optional[Version]) -> bool:
     files = ctx.matrix.torchvision_files.get(str(version))
     if files is None:
         return True
-    from setup_env.matrix import platform_of_tag
+    from setup_env.tags import platform_of_tag
 
     have = {
         f"{pa}-{tag}"
@@ -1604,17 +1736,6 @@ def _poetry(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
 
 # --- what-if: facts from a spec ------------------------------------------------------------------
 
-# AMD Instinct / Radeon names -> gfx target (AMD, "GPU hardware specifications":
-# https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html).
-AMD_GFX = {
-    "mi355x": "gfx950", "mi350x": "gfx950", "mi325x": "gfx942", "mi300x": "gfx942",
-    "mi300a": "gfx942", "mi250x": "gfx90a", "mi250": "gfx90a", "mi210": "gfx90a",
-    "mi100": "gfx908", "mi50": "gfx906", "rx 7900 xtx": "gfx1100", "rx 7900 xt": "gfx1100",
-    "w7900": "gfx1100", "rx 9070 xt": "gfx1201", "rx 6800 xt": "gfx1030",
-}  # fmt: skip
-_INTEL = re.compile(r"(?i)^(?:intel\s+)?(?:arc|data center gpu max|max\s*1[15]\d0|xpu|b580|a770)")
-_APPLE = re.compile(r"(?i)^(?:apple\s+)?m([1-9])(?:\s+(pro|max|ultra))?$")
-
 
 def spec_facts(
     *,
@@ -1626,8 +1747,17 @@ def spec_facts(
     glibc: str | None = None,
     macos: str | None = None,
     wsl: bool = False,
+    jetpack: str | None = None,
 ) -> Facts:
     """The facts of a machine described by a spec (``--os linux --gpu "RTX 5090" ...``)."""
+    from setup_env.gpus import identify
+
+    named = [identify(n.strip()) for n in gpus if n.strip() and len(n.strip()) <= 100]
+    jetson_model = next(
+        (f.nvidia for f in named if f.nvidia is not None and f.nvidia.segment == "embedded"), None
+    )
+    if arch is None and jetson_model is not None:
+        arch = "aarch64"  # a Jetson is an aarch64 machine
     os_name = {"darwin": "macos", "mac": "macos", "osx": "macos", "win": "windows"}.get(
         os.lower(), os.lower()
     )
@@ -1667,34 +1797,29 @@ def spec_facts(
         name = name.strip()
         if not name or len(name) > 100:
             raise PlanError(f"--gpu {name!r}: empty or too long")
-        gfx = AMD_GFX.get(
-            re.sub(r"(?i)^(amd\s+)?(instinct\s+|radeon\s+(pro\s+)?)?", "", name).lower()
-        )
-        if re.fullmatch(r"(?i)gfx[0-9a-f]{3,4}", name):
-            gfx = name.lower()
-        if gfx is not None:
-            amd.append(Gpu(index=i, name=name, vendor="amd", gfx_arch=gfx, source=src))
-            continue
-        if _INTEL.match(name):
+        found = identify(name)
+        if found.vendor == "amd" and found.amd is not None:
+            amd.append(Gpu(index=i, name=name, vendor="amd", gfx_arch=found.amd.gfx, source=src))
+        elif found.vendor == "intel":
             intel.append(Gpu(index=i, name=name, vendor="intel", source=src))
-            continue
-        am = _APPLE.match(name)
-        if am:
+        elif found.vendor == "apple":
+            gen, variant = found.apple_generation, found.apple_variant
             apple = AppleInfo(
-                chip=f"Apple M{am.group(1)}" + (f" {am.group(2).title()}" if am.group(2) else ""),
-                generation=int(am.group(1)),
-                variant=am.group(2).title() if am.group(2) else None,
+                chip=f"Apple M{gen}" + (f" {variant}" if variant else ""),
+                generation=gen,
+                variant=variant,
                 mps_eligible=True,
                 sources={"chip": src},
             )
-            continue
-        cc = _lookup_cc(name)
-        if cc is None:
+        elif found.nvidia is not None:
+            cc = found.nvidia.compute_capability
+            nv.append(Gpu(index=i, name=name, vendor="nvidia", compute_capability=cc, source=src))
+        else:
+            close = f"; closest known: {', '.join(found.suggestions)}" if found.suggestions else ""
             raise PlanError(
-                f'--gpu {name!r}: not a GPU the catalogue knows; give a model ("RTX 5090") '
-                f"or an architecture (sm_120)"
+                f"--gpu {name!r}: not a GPU the catalogue knows ({found.code}){close}; give a "
+                f'model ("RTX 5090", "MI300X") or an architecture (sm_120, gfx1100)'
             )
-        nv.append(Gpu(index=i, name=name, vendor="nvidia", compute_capability=cc, source=src))
     if (amd or intel) and os_name == "macos":
         raise PlanError("--gpu: AMD/Intel GPUs are planned on linux or windows")
     if nv and os_name == "macos":
@@ -1704,6 +1829,7 @@ def spec_facts(
         nvidia = NvidiaInfo(
             driver_version=driver, gpus=tuple(nv), sources={"driver_version": src, "gpus": src}
         )
+    jetson = _spec_jetson(jetpack, jetson_model, os_name, a)
     return Facts(
         os=OSInfo(
             family="darwin" if os_name == "macos" else os_name,  # type: ignore[arg-type]
@@ -1725,15 +1851,44 @@ def spec_facts(
         apple=apple,
         rocm=RocmInfo(gpus=tuple(amd), sources={"gpus": src}) if amd else None,
         xpu=XpuInfo(gpus=tuple(intel), sources={"gpus": src}) if intel else None,
+        jetson=jetson,
+    )
+
+
+def _spec_jetson(jetpack: str | None, model: object, os_name: str, arch: str) -> JetsonInfo | None:
+    """``--jetpack 6.2`` with ``--gpu "Jetson AGX Orin"``: the Jetson of a what-if."""
+    from setup_env import gpus
+
+    if jetpack is None:
+        return None
+    if model is None or not isinstance(model, gpus.GpuModel):
+        raise PlanError('--jetpack needs --gpu naming a Jetson module ("Jetson AGX Orin")')
+    if os_name != "linux" or arch != "aarch64":
+        raise PlanError("--jetpack: a Jetson is --os linux --arch aarch64")
+    if not re.fullmatch(r"\d{1,2}(?:\.\d{1,2}){0,2}", jetpack.strip()):
+        raise PlanError(f"--jetpack {jetpack!r}: expected a version like 6.2")
+    row = gpus.load().jetpack(jetpack.strip())
+    if row is None:
+        known = ", ".join(j.jetpack for j in gpus.load().jetpacks)
+        raise PlanError(f"--jetpack {jetpack!r}: not in the JetPack table (known: {known})")
+    return JetsonInfo(
+        module=model.name,
+        l4t=row.l4t,
+        jetpack=row.jetpack,
+        cuda=row.cuda,
+        compute_capability=model.compute_capability,
+        sources={"jetpack": "spec", "l4t": "JetPack table", "cuda": "JetPack table"},
     )
 
 
 def facts_summary(facts: Facts) -> dict[str, object]:
     """The parts of the facts the plan used, for the JSON output."""
+    from setup_env.resolve import compute_capability
+
     nv = facts.nvidia
     gpus_ = []
     for g in facts.gpus:
-        cc = g.compute_capability or (_lookup_cc(g.name) if g.vendor == "nvidia" else None)
+        cc = compute_capability(g) if g.vendor == "nvidia" else g.compute_capability
         gpus_.append(
             {
                 "index": g.index,

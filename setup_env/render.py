@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, TextIO
@@ -25,6 +26,7 @@ SCHEMA_VERSIONS = {
     "check": 1,
     "install": 1,
     "error": 1,
+    "fleet": 1,
 }
 
 
@@ -113,3 +115,53 @@ def human_bytes(n: int | None) -> str:
 def log(message: str, stream: TextIO | None = None) -> None:
     """Logs and progress go to stderr, never mixed into --json on stdout."""
     print(message, file=stream or sys.stderr, flush=True)
+
+
+class LiveLine:
+    """One status line on a terminal, rewritten in place ("\\r" + erase line), gone when done:
+    the live progress of verify. On anything but a terminal every update is its own line, as a
+    log would want (CI logs, pipes, files)."""
+
+    def __init__(self, stream: TextIO | None = None, live: bool | None = None) -> None:
+        self.stream = stream or sys.stderr
+        if live is None:
+            isatty = bool(getattr(self.stream, "isatty", lambda: False)())
+            live = isatty and os.environ.get("TERM") != "dumb"
+        self.live = live
+        self._shown = False
+
+    def show(self, text: str) -> None:
+        if self.live:
+            # Never wrap: a wrapped line can't be erased with one "\r".
+            width = _terminal_width(self.stream)
+            self.stream.write("\r\x1b[K" + _clip(text, width - 1))
+            self._shown = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.live and self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._shown = False
+
+
+def _terminal_width(stream: TextIO) -> int:
+    import shutil
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, AttributeError, ValueError):
+        return shutil.get_terminal_size().columns
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` visible characters (ANSI colour codes don't count)."""
+    if len(_ANSI.sub("", text)) <= width:
+        return text
+    plain = _ANSI.sub("", text)
+    return plain[: max(width - 1, 0)] + "…"

@@ -30,6 +30,10 @@ def test_mig_report_whole_findings(capsys: pytest.CaptureFixture[str]) -> None:
         "xpu_available": None,
         "debug_build": False,
         "truncated": True,
+        "layout": "pytorch",
+        # Cut at "Nvidia d": the driver line is not in the paste.
+        "missing": ["driver"],
+        "messages": [],
     }
     assert body["findings"] == [
         {

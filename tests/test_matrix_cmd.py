@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from setup_env import index, matrix
+from setup_env import index, matrix, refresh
 from setup_env.cli import main
-from setup_env.commands import matrix as cmd
 from setup_env.variant import Variant
 
 V = Variant.parse
@@ -119,7 +118,7 @@ def snapshot(srv: Any, variants: list[str], pypi: str = "simple") -> Any:
 
 
 def test_live_view_from_real_answers(server: Any) -> None:
-    live = cmd.live_view(snapshot(server, ["cu130", "cu126", "cpu", "cu117", "cu999"]))
+    live = refresh.live_view(snapshot(server, ["cu130", "cu126", "cpu", "cu117", "cu999"]))
     rel = live["releases"]
     # PyPI facts (VERIFIED.md section 1)
     assert rel["2.15.0"]["requires_python"] == ">=3.11"
@@ -145,12 +144,12 @@ def test_live_view_from_real_answers(server: Any) -> None:
 
 
 def test_no_drift_against_itself(server: Any) -> None:
-    live = cmd.live_view(snapshot(server, ["cu130", "cpu"]))
-    assert cmd.drift(live, live) == []
+    live = refresh.live_view(snapshot(server, ["cu130", "cpu"]))
+    assert refresh.drift(live, live) == []
 
 
 def test_drift_found(server: Any) -> None:
-    live = cmd.live_view(snapshot(server, ["cu130", "cu126"]))
+    live = refresh.live_view(snapshot(server, ["cu130", "cu126"]))
     bundled = json.loads(json.dumps(live))
     del bundled["releases"]["2.15.0"]  # a release the data does not know yet
     bundled["releases"]["2.14.1"]["pypi"]["win_amd64"].remove("cp314t")
@@ -158,7 +157,7 @@ def test_drift_found(server: Any) -> None:
     bundled["releases"]["2.14.0"]["variants"].pop("cu126")
     bundled["releases"]["2.12.0"]["variants"]["cu999"] = {"linux_x86_64": []}
     live["absent_variants"] = ["cu999"]
-    found = cmd.drift(bundled, live)
+    found = refresh.drift(bundled, live)
     assert found == [
         "torch 2.13.0+cu126: in the data, not on the index",
         "torch 2.14.0+cu126: on the index, not in the data (linux_x86_64, windows_x86_64)",
@@ -172,7 +171,7 @@ def test_drift_found(server: Any) -> None:
 def test_full_pypi_capture_matches_verified_table(server: Any) -> None:
     """The whole captured PyPI answer (../shared): every release 1.13.0-2.15.0 is read, and the
     2.10.0 build-tagged wheels (torch-2.10.0-3-cp310-...) keep their real platform tags."""
-    live = cmd.live_view(snapshot(server, [], pypi="shared/simple"))
+    live = refresh.live_view(snapshot(server, [], pypi="shared/simple"))
     rel = live["releases"]
     assert {"1.13.0", "2.6.0", "2.10.0", "2.15.0"} <= set(rel)
     assert set(rel["2.10.0"]["pypi"]) == {
@@ -197,27 +196,18 @@ def test_hostile_index_cannot_inject(server: Any) -> None:
     )
     snap.variants["cu130"] = hostile_page
     snap.pypi["torch"] = hostile_json
-    live = cmd.live_view(snap)
+    live = refresh.live_view(snap)
     text = json.dumps(live)
     for bad in HOSTILE:
         assert bad not in text
     assert "9.0.0" not in live["releases"] and "9.0.1" not in live["releases"]
     assert len(hostile_page.rejected) == len(loopback.HOSTILE_ANCHORS)
     base = bundled_doc()
-    merged = cmd.merge_view(base, live, "2026-12-03", ["http://x", "http://y"])
+    merged = refresh.merge_view(base, live, "2026-12-03", ["http://x", "http://y"])
     for bad in HOSTILE:  # ";" is in the bundled sources' prose: only what the merge adds counts
         if bad not in json.dumps(base):
             assert bad not in json.dumps(merged)
     assert matrix.validate(merged) == []
-
-
-def test_platform_families() -> None:
-    assert cmd.platform_of("manylinux_2_28_x86_64") == "linux_x86_64"
-    assert cmd.platform_of("manylinux2014_aarch64") == "linux_aarch64"
-    assert cmd.platform_of("linux_x86_64") == "linux_x86_64"
-    assert cmd.platform_of("win_amd64") == "windows_x86_64"
-    assert cmd.platform_of("macosx_14_0_arm64") == "macos_arm64"
-    assert cmd.platform_of("macosx_10_9_x86_64") == "macos_x86_64"
 
 
 # --- refresh / show through the CLI, on the real bundled matrix -------------------------------
@@ -337,8 +327,10 @@ def test_refresh_merges_live_data_and_load_matrix_uses_it(
 def test_refresh_adds_a_release_the_data_lacks(server: Any) -> None:
     base = bundled_doc()
     del base["releases"]["2.15.0"]
-    live = cmd.live_view(snapshot(server, ["cu130"]))
-    new = cmd.merge_view(base, live, "2026-12-03", [f"{server.url}/simple", f"{server.url}/whl"])
+    live = refresh.live_view(snapshot(server, ["cu130"]))
+    new = refresh.merge_view(
+        base, live, "2026-12-03", [f"{server.url}/simple", f"{server.url}/whl"]
+    )
     assert matrix.validate(new) == []
     m = matrix.parse(new)
     rel = m.release("2.15.0")
@@ -487,3 +479,167 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "not a variant name: 'cu130;rm'" in err
     code, _, _ = run(["matrix", "bogus"], capsys)
     assert code == 2
+
+
+# --- refresh never loses data (issue 11, row 7) -------------------------------------------------
+#
+# Before the fix a refresh rebuilt on the bundled data instead of the user's current copy, and
+# wrote (exit 0, "220 changes") when every answer was empty, an error page, a 404 or an HTTP 500.
+# Each test in this section failed on that code.
+
+
+def refresh_cmd(pypi: str, index: str, *extra: str) -> list[str]:
+    return ["matrix", "refresh", "--pypi-url", pypi, "--index-url", index, "--timeout", "5", *extra]
+
+
+# --- answers with nothing in them: no write, a clear message, exit 3 -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("pypi_route", "index_route", "why"),
+    [
+        ("status/500/simple", "status/500/whl", "HTTP 500"),  # the issue's repro
+        ("status/200/simple", "status/200/whl", "not an HTML project page"),  # error page, 200
+        ("garbage/simple", "garbage/whl", "not JSON"),  # 200 with a body that is not JSON
+        ("empty/simple", "empty/whl", "lists no"),  # valid answers that list no files
+        ("status/500/simple", "status/404/whl", "404"),  # every variant page 404
+    ],
+)
+def test_nothing_usable_writes_nothing(
+    server: Any,
+    cache_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    pypi_route: str,
+    index_route: str,
+    why: str,
+) -> None:
+    code, out, _ = run(
+        refresh_cmd(f"{server.url}/{pypi_route}", f"{server.url}/{index_route}", "--json"),
+        capsys,
+    )
+    payload = json.loads(out)["matrix"]["refresh"]
+    assert code == 3, payload
+    assert payload["written"] is None and not matrix.user_matrix_path().exists()
+    assert "nothing written" in payload["message"]
+    assert payload["failed"] and any(why.lower() in f.lower() for f in payload["failed"]), payload
+    # text mode says the same in one line
+    argv = refresh_cmd(f"{server.url}/{pypi_route}", f"{server.url}/{index_route}")
+    code, out, _ = run(argv, capsys)
+    assert code == 3 and "nothing written" in out and "kept the bundled data" in out
+
+
+def test_empty_answers_keep_an_existing_copy(
+    server: Any, cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An error page must not overwrite a refreshed copy either (byte for byte the same after)."""
+    code, out, err = run(
+        refresh_cmd(f"{server.url}/simple", f"{server.url}/whl", "--variants", "cu130"), capsys
+    )
+    assert code == 0, out + err
+    target = matrix.user_matrix_path()
+    before = target.read_bytes()
+    code, out, _ = run(refresh_cmd(f"{server.url}/empty/simple", f"{server.url}/empty/whl"), capsys)
+    assert code == 3 and f"kept the refreshed copy {target}" in out
+    assert target.read_bytes() == before
+
+
+def test_an_empty_variant_page_does_not_drop_its_rows(
+    server: Any, tmp_path: Path, cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PyPI answers; every variant page is valid but lists no wheels: the PyPI facts are merged,
+    every index row is kept (before: each variant page 'read' with no wheels dropped them all)."""
+    out_file = tmp_path / "m.json"
+    code, out, _ = run(
+        refresh_cmd(
+            f"{server.url}/simple", f"{server.url}/empty/whl", "--json", "--output",
+            str(out_file),
+        ),
+        capsys,
+    )  # fmt: skip
+    payload = json.loads(out)["matrix"]["refresh"]
+    assert code == 0 and payload["written"] == str(out_file), payload
+    new, base = matrix.load_matrix(out_file), matrix.load_matrix(matrix.BUNDLED_PATH)
+    for rel in base.releases:
+        assert new.release(str(rel.version)).index == rel.index  # type: ignore[union-attr]
+    assert any("lists no torch+cu130 wheels" in f for f in payload["failed"])
+
+
+# --- the base is the user's current copy ---------------------------------------------------------
+
+
+def test_second_refresh_keeps_what_the_first_verified(
+    server: Any, cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first refresh reads the cu130 page; a second one reaches PyPI but not the index. The
+    second merges into the first's copy: the cu130 rows the page verified stay as they were, and
+    rows the page had removed (2.12.0's; 2.15.0's unverified '?' rows) do not come back from the
+    bundled data."""
+    code, out, err = run(
+        refresh_cmd(f"{server.url}/simple", f"{server.url}/whl", "--variants", "cu130"), capsys
+    )
+    assert code == 0, out + err
+    target = matrix.user_matrix_path()
+    first = json.loads(target.read_text())
+    bundled = json.loads(matrix.BUNDLED_PATH.read_text())
+    assert "cu130" not in first["releases"]["2.12.0"]["index"]
+    assert bundled["releases"]["2.15.0"]["index"]["cu130"]["linux_x86_64"]["verified"] is False
+    assert "cu130" not in first["releases"]["2.15.0"]["index"]
+    code, out, err = run(
+        refresh_cmd(f"{server.url}/simple", f"{server.url}/status/500/whl", "--variants", "cu130"),
+        capsys,
+    )
+    assert code == 0, out + err
+    second = json.loads(target.read_text())
+    for version, row in first["releases"].items():
+        assert second["releases"][version]["index"] == row["index"], version
+    unverified = [
+        (v, var, p)
+        for v, row in second["releases"].items()
+        for var, plats in row["index"].items()
+        for p, a in plats.items()
+        if not a["verified"] and (not first["releases"][v]["index"].get(var, {}).get(p))
+    ]
+    assert unverified == []
+    assert f"from the refreshed copy {target}" in out and "page(s) failed, their rows kept" in out
+
+
+def test_a_broken_user_copy_is_not_the_base(
+    server: Any, cache_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = matrix.user_matrix_path()
+    target.parent.mkdir(parents=True)
+    target.write_text('{"schema_version": 1, "releases": [')
+    base = refresh.current_copy()
+    assert base.origin == "bundled" and "not usable" in base.notes[0]
+    code, out, err = run(
+        refresh_cmd(f"{server.url}/simple", f"{server.url}/whl", "--variants", "cu130"), capsys
+    )
+    assert code == 0 and "from the bundled data" in out and "not usable" in err
+    assert matrix.validate(json.loads(target.read_text())) == []
+
+
+def test_an_older_user_copy_is_not_the_base(cache_home: Path) -> None:
+    """The copy load_matrix would ignore (older than the bundled data) is not merged into."""
+    doc = json.loads(matrix.BUNDLED_PATH.read_text())
+    doc["retrieved"] = "2020-01-01"
+    target = matrix.user_matrix_path()
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(doc))
+    base = refresh.current_copy()
+    assert base.origin == "bundled" and "older than the bundled" in base.notes[0]
+    doc["retrieved"] = "2099-01-01"
+    target.write_text(json.dumps(doc))
+    assert refresh.current_copy().origin == "user"
+
+
+# --- the one writer -------------------------------------------------------------------------------
+
+
+def test_write_matrix_refuses_an_invalid_document(tmp_path: Path) -> None:
+    doc = json.loads(matrix.BUNDLED_PATH.read_text())
+    doc["releases"]["2.13.0"]["index"]["cu130"]["linux_x86_64"]["source"] = 5
+    target = tmp_path / "wheels.json"
+    target.write_text("old")
+    with pytest.raises(matrix.MatrixError):
+        refresh.write_matrix(target, doc)
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["wheels.json"]

@@ -42,3 +42,13 @@ def open_host(root: Optional[str]) -> Host:
         return ReplayHost(Path(root))
     except ReplayError as exc:
         raise SourceError(str(exc)) from exc
+
+
+def load_facts(root: Optional[str], facts_file: Optional[str] = None) -> tuple[Facts, str]:
+    """Facts from ``--facts FILE``, a replayed ``--root DIR``, or this machine; and a label."""
+    if facts_file:
+        return read_facts_file(facts_file), facts_file
+    from setup_env.probe.detect import detect
+
+    host = open_host(root)
+    return detect(host), host.label

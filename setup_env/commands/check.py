@@ -6,47 +6,45 @@ cloud VM, and end with ONE verdict line:
 
     READY: torch 2.13.0+cpu works on cpu
     ACTION NEEDED: install torch — run: pip install torch==2.13.0 --index-url ...
-    BROKEN: torch 2.9.0+cu130 fails its checks (matmul[cuda:0]) — run: ...
+    BROKEN: torch 2.9.0+cu130 fails its checks (matmul[cuda:0]) — reinstall torch
 
+With ``plan``'s machine flags (``--gpu H100 --driver 570.86.10``, ``--os/--arch/--glibc``,
+``--cloud aws --instance-type p5.48xlarge``) it judges the installed environment for THAT machine
+(a CI runner building an image for a GPU fleet): the torch wheel's real architectures read from
+its binaries, its CUDA against the target's driver, its wheel tags against the target's OS, CPU
+and glibc; verify's CPU checks still run here. ``--expect`` turns an image policy into checks.
+
+This module only gathers; ``setup_env.verdict`` decides and ``setup_env.render_check`` prints.
 Exit codes: 0 ready; 1 action needed or broken; 3 the machine can't be examined; 2 usage.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from setup_env.cloudplan import CloudAdvice
-    from setup_env.doctor import Finding
     from setup_env.facts import Facts
-    from setup_env.plan import Plan
     from setup_env.render import Style
     from setup_env.smoke.model import CheckResult, VerifyReport
+    from setup_env.verdict import CheckReport, Expect
 
-State = Literal["ready", "action-needed", "broken", "unexaminable"]
+# Kept importable from here: tests and callers know the verdict by this name.
+from setup_env.verdict import Verdict, decide
 
+__all__ = ["Verdict", "add_arguments", "decide", "run"]
 
-@dataclass(frozen=True)
-class Verdict:
-    state: State
-    line: str  # the one line people read: "READY: torch 2.13.0+cpu works on cpu"
-    command: Optional[str] = None  # what to run, when something is to be done
-
-    @property
-    def exit_code(self) -> int:
-        if self.state == "ready":
-            return int(ExitCode.OK)
-        if self.state == "unexaminable":
-            return int(ExitCode.UNEXAMINABLE)
-        return int(ExitCode.CHECK_FAILED)
+FORMATS = ("text", "markdown")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from setup_env.commands.plan import add_machine_arguments
+
     parser.add_argument(
         "--root",
         metavar="DIR",
@@ -60,168 +58,152 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DEV",
         help="verify on this device (cpu, cuda, cuda:1, mps, xpu); default: the best one",
     )
+    parser.add_argument(
+        "--expect",
+        action="append",
+        default=[],
+        metavar="POLICY",
+        help='an image policy, repeatable: "torch>=2.14", "torchvision==0.29.*", variant=cu130, '
+        "cuda=13.0, python=3.12",
+    )
+    ci = parser.add_argument_group("CI pages")
+    ci.add_argument(
+        "--format", choices=FORMATS, default="text", help="text (default) or a Markdown page"
+    )
+    ci.add_argument("--junit", metavar="FILE", help="also write JUnit XML (every stage a test)")
+    ci.add_argument(
+        "--no-step-summary",
+        action="store_true",
+        help="don't append the Markdown summary to $GITHUB_STEP_SUMMARY",
+    )
+    add_machine_arguments(parser)
+    group = parser.add_argument_group("the environment judged for the machine above")
+    group.add_argument(
+        "--all-devices", action="store_true", help="verify on every visible GPU (fleet nodes)"
+    )
 
 
-# --- the verdict (pure) ----------------------------------------------------------------------
+# --- gathering ---------------------------------------------------------------------------------
 
 
-def _run_hint(command: Optional[str]) -> str:
-    return f" — run: {command}" if command else ""
-
-
-def decide(
-    facts: Facts,
-    plan: Optional[Plan],
-    findings: tuple[Finding, ...],
-    verify: Optional[VerifyReport],
-    verify_skipped: Optional[str] = None,
-) -> Verdict:
-    """One verdict from everything check learned. ``verify_skipped`` says why verify did not run."""
-    torch = facts.package("torch")
-    errors = [f for f in findings if f.severity == "error"]
-    if torch is None or (verify is not None and verify.torch_missing):
-        if errors:
-            first = errors[0]
-            then = "; then install torch" + _run_hint(plan.command if plan else None)
-            return Verdict(
-                "action-needed",
-                f"ACTION NEEDED: {first.title}" + (f" — {first.fix}" if first.fix else "") + then,
-                first.command or (plan.command if plan else None),
-            )
-        if plan is not None and plan.status != "none" and plan.command:
-            what = f"install torch {plan.torch_version or ''}".rstrip()
-            if plan.variant:
-                what += f" ({plan.variant})"
-            return Verdict(
-                "action-needed", f"ACTION NEEDED: {what}{_run_hint(plan.command)}", plan.command
-            )
-        if plan is not None and plan.fixes:
-            fix = sorted(plan.fixes, key=lambda x: x.rank)[0]
-            return Verdict(
-                "action-needed",
-                f"ACTION NEEDED: no PyTorch build fits this machine; {fix.summary}"
-                + _run_hint(fix.command),
-                fix.command,
-            )
-        return Verdict(
-            "action-needed",
-            "ACTION NEEDED: install torch — run `setup-env plan` for the exact command",
-        )
-    if verify is not None and (verify.error or not verify.ok):
-        failed = [c.id for c in verify.failed]
-        first_fix = next((c.fix for c in verify.failed if c.fix), None)
-        command = next((f.command for f in errors if f.command), None)
-        what = verify.error or ("fails its checks (" + ", ".join(failed[:4]) + ")")
-        hint = _run_hint(command) if command else (f" — {first_fix}" if first_fix else "")
-        return Verdict("broken", f"BROKEN: torch {torch.version} {what}{hint}", command)
-    if errors:
-        first = errors[0]
-        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        return Verdict(
-            "action-needed",
-            f"ACTION NEEDED: {first.title}{more}"
-            + (_run_hint(first.command) if first.command else f" — {first.fix or ''}".rstrip(" —")),
-            first.command,
-        )
-    if verify is not None:
-        device = verify.device or "cpu"
-        return Verdict("ready", f"READY: torch {torch.version} works on {device}")
-    why = f" ({verify_skipped})" if verify_skipped else ""
-    return Verdict("ready", f"READY: torch {torch.version} is installed and fits this machine{why}")
-
-
-# --- the command -----------------------------------------------------------------------------
-
-
-def _progress(style: Style) -> Any:
-    mark = {
-        "pass": ("ok", "green"),
-        "warn": ("warn", "yellow"),
-        "fail": ("FAIL", "red"),
-        "skip": ("skip", "dim"),
-    }
+def _progress(live: Any, style: Style) -> Any:
+    from setup_env.commands.verify import progress_line
 
     def report(result: CheckResult) -> None:
-        word, color = mark.get(result.status, (result.status, "dim"))
-        msg = f" {result.message}" if result.message else ""
-        print(
-            f"  {style(word.ljust(4), color)} {result.id}{style(msg, 'dim')}",
-            file=sys.stderr,
-            flush=True,
-        )
+        if result.status == "skip" and result.message == "torch did not import":
+            return
+        live.show(progress_line(result, style))
 
     return report
 
 
-def _verify(facts: Facts, device: Optional[str], style: Style) -> VerifyReport:
+def _verify(
+    facts: Facts, device: Optional[str], style: Style, all_devices: bool = False
+) -> VerifyReport:
+    from setup_env import render
     from setup_env.smoke import VerifyOptions, run_verify
 
-    print("verifying the installed torch...", file=sys.stderr, flush=True)
-    return run_verify(VerifyOptions(device=device, facts=facts), progress=_progress(style))
+    live = render.LiveLine(sys.stderr)
+    live.show("verifying the installed torch...")
+    try:
+        options = VerifyOptions(device=device, facts=facts, all_devices=all_devices)
+        return run_verify(options, progress=_progress(live, style))
+    finally:
+        live.done()
 
 
-def _summary_lines(facts: Facts, plan: Optional[Plan], style: Style) -> list[str]:
-    lines: list[str] = []
-    os_text = facts.os.distro_name or facts.os.family
-    if facts.os.macos_version:
-        os_text = f"macOS {facts.os.macos_version}"
-    py = facts.python
-    lines.append(f"machine   {os_text}, Python {py.version or 'unknown'} ({py.machine or '?'})")
-    gpus = facts.gpus
-    if gpus:
-        lines.append("GPU       " + ", ".join(f"{g.index}: {g.name}" for g in gpus))
-    elif facts.apple is not None and facts.apple.chip:
-        lines.append(f"GPU       {facts.apple.chip} (MPS)")
-    else:
-        lines.append("GPU       none")
-    if facts.nvidia is not None and facts.nvidia.driver_version:
-        lines.append(f"driver    NVIDIA {facts.nvidia.driver_version}")
-    torch = facts.package("torch")
-    lines.append(f"torch     {torch.version if torch else 'not installed'}")
-    if plan is not None:
-        target = f"torch {plan.torch_version} ({plan.variant})" if plan.torch_version else "nothing"
-        lines.append(f"plan      {target} [{plan.status}]")
-    return lines
+def _is_target(args: argparse.Namespace) -> bool:
+    from setup_env.commands.plan import SPEC_FLAGS
 
-
-def run(args: argparse.Namespace) -> int:
-    from setup_env import render
-    from setup_env.commands.doctor import (
-        Unexaminable,
-        counts,
-        finding_json,
-        headline,
-        load_facts,
-        plan_json,
-        render_findings,
-        safe_plan,
+    return bool(
+        args.os
+        or any(getattr(args, f) for f in SPEC_FLAGS)
+        or getattr(args, "cloud", None)
+        or getattr(args, "instance_type", None)
     )
+
+
+def _node() -> dict[str, Any]:
+    """Who ran this check (fleet reports group documents by it)."""
+    import platform
+
+    node: dict[str, Any] = {"hostname": platform.node() or None}
+    for var in ("SLURM_JOB_ID", "SLURM_NODEID", "SLURM_PROCID", "JOB_COMPLETION_INDEX"):
+        if os.environ.get(var):
+            node[var.lower()] = os.environ[var][:64]
+    return node
+
+
+def _target_facts(local: Facts, target: Facts) -> Facts:
+    """The installed environment (this interpreter, its packages) placed on the target machine:
+    the target's OS, GPUs, driver and cloud; this machine's Python and packages. The glibc is the
+    target's when described (--glibc), else the environment's own (an image carries its glibc)."""
+    from dataclasses import replace
+
+    os_info = target.os
+    if not os_info.glibc and os_info.family == local.os.family and local.os.glibc:
+        os_info = replace(os_info, glibc=local.os.glibc, libc=local.os.libc)
+    return replace(
+        target,
+        os=os_info,
+        python=local.python,
+        packages=local.packages,
+        toolkits=local.toolkits,
+    )
+
+
+def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Style) -> CheckReport:
+    """Everything check learns, decided (raises Unexaminable / BadMachine)."""
+    from setup_env import verdict as V
+    from setup_env.commands._source import load_facts
     from setup_env.doctor import examine
     from setup_env.matrix import in_use
 
-    style = render.Style(render.use_color(sys.stdout, args.color))
-    err_style = render.Style(render.use_color(sys.stderr, args.color))
-    try:
-        facts, label = load_facts(args.root)
-    except Unexaminable as exc:
-        verdict = Verdict("unexaminable", f"CAN'T EXAMINE: {exc}")
-        if not args.json:
-            print(style(verdict.line, "bold"))
-        return render.fail("check", "unexaminable", str(exc), verdict.exit_code, args.json)
-
     advice: Optional[CloudAdvice] = None
-    plan_facts = facts  # on a fresh GPU instance: plus the GPUs its type has (cloudplan.apply)
-    try:
-        from setup_env.cloudplan import apply
+    target_label: Optional[str] = None
+    arches: Optional[V.TorchArches] = None
+    extra: tuple[Any, ...] = ()
+    replaces_arch = False
+    if _is_target(args):
+        from setup_env.commands.plan import described_machine
+        from setup_env.probe import torch_arches
 
-        plan_facts, advice = apply(args, facts)
-    except Exception as exc:  # cloud advice is extra; it never stops the check
-        print(f"setup-env check: no cloud advice ({type(exc).__name__}: {exc})", file=sys.stderr)
-    plan, plan_error = safe_plan(plan_facts)
-    findings = examine(facts, plan, in_use())
+        if args.root:
+            from setup_env.commands.plan import BadMachine
+
+            raise BadMachine("--root can't be combined with a target machine", ExitCode.USAGE)
+        local, _ = load_facts(None)
+        described, target_label, advice = described_machine(args)
+        facts = _target_facts(local, described)
+        plan_facts = facts
+        label = f"target: {target_label}"
+        arches = torch_arches.read(facts.package("torch"))
+        if arches is not None:
+            arch_found, replaces_arch = V.target_arch_findings(facts, arches)
+            platform_found = V.target_platform_findings(facts, arches.wheel_tags, args.arch)
+            extra = (*arch_found, *platform_found)
+    else:
+        facts, label = load_facts(args.root)
+        plan_facts = facts  # on a fresh GPU instance: plus the GPUs its type has (cloudplan.apply)
+        try:
+            from setup_env.cloudplan import apply
+
+            plan_facts, advice = apply(args, facts)
+        except Exception as exc:  # cloud advice is extra; it never stops the check
+            print(
+                f"setup-env check: no cloud advice ({type(exc).__name__}: {exc})", file=sys.stderr
+            )
+    plan, plan_error = V.safe_plan(plan_facts)
+    results = V.evaluate_expectations(facts, expects)
+    findings = V.merge_target_findings(
+        examine(facts, plan, in_use()), (*extra, *V.expectation_findings(results)), replaces_arch
+    )
 
     verify: Optional[VerifyReport] = None
     skipped: Optional[str] = None
+    device = args.device
+    if target_label is not None and device is None:
+        device = "cpu"  # the target's GPUs are elsewhere: the CPU parts run here
     if facts.package("torch") is None:
         skipped = "torch is not installed"
     elif args.root:
@@ -229,54 +211,83 @@ def run(args: argparse.Namespace) -> int:
     elif args.no_verify:
         skipped = "not verified: --no-verify"
     else:
-        verify = _verify(facts, args.device, err_style)
-    verdict = decide(facts, plan, findings, verify, skipped)
+        verify = _verify(
+            facts if target_label is None else _local_only(facts),
+            device,
+            err_style,
+            bool(args.all_devices),
+        )
+    verdict = V.decide(facts, plan, findings, verify, skipped, target=target_label)
+    return V.CheckReport(
+        label=label,
+        facts=facts,
+        verdict=verdict,
+        plan=plan,
+        plan_error=plan_error,
+        findings=findings,
+        verify=verify,
+        verify_skipped=skipped,
+        advice=advice,
+        target=target_label,
+        arches=arches,
+        expectations=results,
+        node=_node() if not args.root else {"hostname": None, "replay": label},
+    )
+
+
+def _local_only(facts: Facts) -> Facts:
+    """Facts for verify's CPU run here: no target GPUs (verify would look for them)."""
+    from dataclasses import replace
+
+    return replace(facts, nvidia=None, rocm=None, xpu=None, apple=None)
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    from setup_env import render, render_check
+    from setup_env.commands._source import SourceError
+    from setup_env.commands.plan import BadMachine
+    from setup_env.verdict import ExpectError, parse_expect
+
+    style = render.Style(render.use_color(sys.stdout, args.color))
+    err_style = render.Style(render.use_color(sys.stderr, args.color))
+    try:
+        expects = tuple(parse_expect(e) for e in args.expect)
+    except ExpectError as exc:
+        return render.fail("check", "bad-input", str(exc), ExitCode.USAGE, args.json)
+    try:
+        report = gather(args, expects, err_style)
+    except BadMachine as exc:
+        code = "unexaminable" if exc.code == ExitCode.UNEXAMINABLE else "bad-input"
+        return render.fail("check", code, str(exc), exc.code, args.json)
+    except SourceError as exc:
+        verdict = Verdict("unexaminable", f"CAN'T EXAMINE: {exc}")
+        if not args.json:
+            print(style(verdict.line, "bold"))
+        return render.fail("check", "unexaminable", str(exc), verdict.exit_code, args.json)
+
+    if args.junit:
+        try:
+            with open(args.junit, "w", encoding="utf-8") as fh:
+                fh.write(render_check.junit(report, hostname=report.node.get("hostname") or ""))
+        except OSError as exc:
+            message = f"cannot write {args.junit}: {exc.strerror}"
+            return render.fail("check", "bad-input", message, ExitCode.USAGE, args.json)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file and not args.no_step_summary:
+        # GitHub shows this file on the run's page; appending is how steps share it.
+        try:
+            with open(summary_file, "a", encoding="utf-8") as fh:
+                fh.write(render_check.markdown(report) + "\n")
+        except OSError as exc:
+            print(f"setup-env check: cannot write $GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
 
     if args.json:
-        payload = {
-            "machine": label,
-            "verdict": {"state": verdict.state, "line": verdict.line, "command": verdict.command},
-            "facts": facts,
-            "plan": plan_json(plan),
-            "plan_error": plan_error,
-            "counts": counts(findings),
-            "findings": [finding_json(f) for f in findings],
-            "verify": verify,
-            "verify_skipped": skipped,
-            "cloud": advice,
-        }
-        print(render.dumps(render.envelope("check", payload)))
-        return verdict.exit_code
-
-    out = [style("setup-env check", "bold") + ("" if label == "live" else f" ({label})")]
-    out += ["  " + line for line in _summary_lines(facts, plan, style)]
-    if verify is not None:
-        c = verify.counts
-        out.append(
-            f"  verify    {c.get('pass', 0)} passed, {c.get('warn', 0)} warnings, "
-            f"{c.get('fail', 0)} failed on {verify.device or '?'} "
-            f"({verify.duration_s:.1f}s)"
-        )
-    if advice is not None and advice.lines:
-        out.append(f"  cloud     {advice.provider} {advice.instance_type or ''}".rstrip())
-        out += [f"            {line}" for line in advice.lines]
-    out.append("")
-    out.append(f"{style('doctor', 'bold')}: {headline(findings)}")
-    shown = [f for f in findings if f.severity != "info" or args.verbose]
-    if shown:
-        out.append(render_findings(shown, style, args.verbose))
-    if verify is not None and verify.failed:
-        out.append(style("failed checks:", "bold"))
-        for check in verify.failed:
-            out.append(
-                f"  {check.id}: {check.message}" + (f"\n    fix: {check.fix}" if check.fix else "")
-            )
-    if plan_error and args.verbose:
-        out.append(style(f"(no install plan: {plan_error})", "dim"))
-    out.append("")
-    color = {"ready": "green", "action-needed": "yellow", "broken": "red"}.get(verdict.state, "red")
-    out.append(style(verdict.line, color, "bold"))
-    if verdict.command:
-        out.append(f"  $ {verdict.command}")
-    print("\n".join(out))
-    return verdict.exit_code
+        print(render_check.json_doc(report))
+    elif args.format == "markdown":
+        print(render_check.markdown(report))
+    else:
+        print(render_check.text(report, style, args.verbose))
+    return report.exit_code

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Optional
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
+    from setup_env.causes import Route
     from setup_env.collect_env import Report
     from setup_env.doctor import Finding
     from setup_env.plan import Plan
@@ -31,6 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read(path: str) -> str:
+    from setup_env.collect_env import decode
+
     if path == "-":
         data = (
             sys.stdin.buffer.read(MAX_BYTES + 1)
@@ -42,9 +45,32 @@ def _read(path: str) -> str:
             data = fh.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise ValueError(f"input is larger than {MAX_BYTES // 1_000_000} MB; paste only the report")
-    if b"\x00" in data[:4096]:
+    # UTF-16 (with or without a BOM) and UTF-8 with a BOM are text; NULs left after decoding
+    # are not.
+    text = decode(data)
+    if "\x00" in text[:4096]:
         raise ValueError("input is binary, not a text report")
-    return data.decode("utf-8", errors="replace")
+    return text
+
+
+# What a plan needs from a report: without these the planner would guess (a report cut before its
+# GPU lines is not a machine without a GPU).
+_PLAN_NEEDS = ("os", "python", "gpus")
+_MISSING_WORDS = {
+    "torch": "the PyTorch version",
+    "os": "the OS",
+    "python": "the Python version",
+    "gpus": "the GPU list",
+    "driver": "the NVIDIA driver version",
+}
+
+
+def _jetson_plan(plan: Plan) -> bool:
+    return plan.source == "jetson" or "jp" in (plan.index_url or "")
+
+
+def missing_text(report: Report) -> str:
+    return ", ".join(_MISSING_WORDS.get(m, m) for m in report.missing)
 
 
 def report_findings(report: Report, findings: tuple[Finding, ...]) -> list[Finding]:
@@ -130,11 +156,14 @@ def render_text(
     plan: Optional[Plan],
     style: Style,
     verbose: int = 0,
+    road: Optional[Route] = None,
 ) -> str:
     from setup_env.commands.doctor import headline, render_findings
 
     out = [style("The report says:", "bold")]
     out += ["  " + line for line in _describe(report)]
+    if report.missing:
+        out.append("  " + style("not in the report: " + missing_text(report), "dim"))
     out.append("")
     out.append(f"{style('Diagnosis', 'bold')}: {headline(findings)}")
     if findings:
@@ -150,7 +179,12 @@ def render_text(
         out.append(f"  {style('$ ' + plan.command, 'bold')}")
         for reason in plan.reasons[: 3 if verbose else 1]:
             out.append(f"  {style(reason, 'dim')}")
-    elif plan is not None and plan.fixes:
+    if road is not None:
+        out.append("")
+        out.append(style(f"The route to torch {road.torch}+{road.variant}:", "bold"))
+        for i, st in enumerate(road.steps, 1):
+            out.append(f"  {i}. {st.summary}")
+    elif plan is not None and plan.fixes and not plan.command:
         out.append("")
         out.append(style("No PyTorch build fits as reported; ranked ways out:", "bold"))
         for fx in plan.fixes:
@@ -161,10 +195,10 @@ def render_text(
 
 
 def run(args: argparse.Namespace) -> int:
-    from setup_env import render
+    from setup_env import causes, render
     from setup_env.collect_env import CollectEnvError, parse
     from setup_env.commands.doctor import counts, finding_json, plan_json, safe_plan
-    from setup_env.doctor import SEVERITY_ORDER, examine
+    from setup_env.doctor import examine
     from setup_env.matrix import in_use
 
     try:
@@ -174,14 +208,33 @@ def run(args: argparse.Namespace) -> int:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         name = "stdin" if args.file == "-" else args.file
         return render.fail("diagnose", "bad-input", f"{name}: {reason}", ExitCode.USAGE, args.json)
-    plan, plan_error = safe_plan(report.facts)
-    findings = examine(report.facts, plan, in_use())
-    findings = tuple(
-        sorted(
-            findings + tuple(report_findings(report, findings)),
-            key=lambda f: SEVERITY_ORDER[f.severity],
+    lacking = [m for m in report.missing if m in _PLAN_NEEDS]
+    plan_error: Optional[str]
+    if lacking:
+        plan, plan_error = (
+            None,
+            "the report lacks "
+            + ", ".join(_MISSING_WORDS[m] for m in lacking)
+            + ": paste the whole output of `python -m torch.utils.collect_env` for an install "
+            "command",
         )
+    else:
+        plan, plan_error = safe_plan(report.facts)
+    if plan is not None and causes.is_jetson(report.facts) and not _jetson_plan(plan):
+        # PyPI's and download.pytorch.org's aarch64 wheels do not drive a Jetson's GPU.
+        plan, plan_error = (
+            None,
+            "on a Jetson, torch comes from NVIDIA's JetPack builds, not from PyPI or "
+            "download.pytorch.org (see jetson-desktop-wheel)",
+        )
+    matrix = in_use()
+    findings = examine(report.facts, plan, matrix)
+    findings = causes.rank(
+        findings
+        + tuple(report_findings(report, findings))
+        + tuple(causes.library_findings(report.facts, report.libraries))
     )
+    road = causes.route(report.facts, plan, matrix) if not lacking else None
     code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK
     if args.json:
         payload = {
@@ -191,17 +244,27 @@ def run(args: argparse.Namespace) -> int:
                 "xpu_available": report.xpu_available,
                 "debug_build": report.debug_build,
                 "truncated": report.truncated,
+                "layout": report.layout,
+                "missing": list(report.missing),
+                "messages": [{"kind": m.kind, "text": m.text} for m in report.warnings],
             },
             "facts": report.facts,
             "counts": counts(findings),
             "findings": [finding_json(f) for f in findings],
             "plan": plan_json(plan),
             "plan_error": plan_error,
+            "route": None
+            if road is None
+            else {
+                "steps": [{"kind": st.kind, "summary": st.summary} for st in road.steps],
+                "torch": road.torch,
+                "variant": str(road.variant),
+            },
         }
         print(render.dumps(render.envelope("diagnose", payload)))
         return int(code)
     style = render.Style(render.use_color(sys.stdout, args.color))
-    print(render_text(report, findings, plan, style, args.verbose))
-    if plan_error and args.verbose:
+    print(render_text(report, findings, plan, style, args.verbose, road))
+    if plan_error and (args.verbose or lacking):
         print(style(f"(no install plan: {plan_error})", "dim"))
     return int(code)

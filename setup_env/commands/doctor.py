@@ -3,27 +3,23 @@
 Exit codes: 0 no error-level finding; 1 at least one; 2 usage; 3 the machine (``--root``) or the
 facts file (``--facts``) could not be examined.
 
-The helpers here (``load_facts``, ``safe_plan``, ``render_findings``, ``findings_json``) are
-shared with ``diagnose`` and ``check``.
+The helpers it shares with ``diagnose`` and ``check`` live in ``setup_env.verdict`` (``counts``,
+``headline``, ``finding_json``, ``plan_json``, ``safe_plan``), ``setup_env.render_check``
+(``render_findings``) and ``setup_env.commands._source`` (``load_facts``); they stay importable
+from here.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING
 
 from setup_env.commands._source import SourceError
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from setup_env.doctor import Finding
-    from setup_env.facts import Facts
-    from setup_env.plan import Plan
-    from setup_env.render import Style
-
-_LABEL = {"error": "ERROR", "warning": "WARN ", "info": "INFO "}
+    pass
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,78 +39,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # The facts source could not be read (check.py catches it under this name).
 Unexaminable = SourceError
 
+# The helpers doctor shares with check and diagnose live with the verdict and its renderer.
+from setup_env.commands._source import load_facts  # noqa: E402
+from setup_env.render_check import render_findings  # noqa: E402
+from setup_env.verdict import counts, finding_json, headline, plan_json, safe_plan  # noqa: E402
 
-def load_facts(root: Optional[str], facts_file: Optional[str] = None) -> tuple[Facts, str]:
-    """Facts from ``--facts FILE``, a replayed ``--root DIR``, or this machine; and a label."""
-    from setup_env.commands._source import open_host, read_facts_file
-
-    if facts_file:
-        return read_facts_file(facts_file), facts_file
-    from setup_env.probe.detect import detect
-
-    host = open_host(root)
-    return detect(host), host.label
-
-
-def safe_plan(facts: Facts) -> tuple[Optional[Plan], Optional[str]]:
-    """The plan for these facts, or None and why (the doctor still runs without one)."""
-    from setup_env.plan import make_plan
-
-    try:
-        return make_plan(facts), None
-    except NotImplementedError:
-        return None, "the planner is not available in this build"
-    except Exception as exc:  # a planner bug must not hide the doctor's findings
-        return None, f"planning failed ({type(exc).__name__}: {exc})"
-
-
-def counts(findings: Sequence[Finding]) -> dict[str, int]:
-    out = {"error": 0, "warning": 0, "info": 0}
-    for f in findings:
-        out[f.severity] += 1
-    return out
-
-
-def headline(findings: Sequence[Finding]) -> str:
-    c = counts(findings)
-    if not findings:
-        return "no problems found"
-    pairs = (("error", c["error"]), ("warning", c["warning"]), ("note", c["info"]))
-    parts = [f"{n} {word}{'' if n == 1 else 's'}" for word, n in pairs if n]
-    return ", ".join(parts)
-
-
-def render_findings(findings: Sequence[Finding], style: Style, verbose: int = 0) -> str:
-    """Findings, most severe first, each with its evidence and the fix (command under it)."""
-    lines: list[str] = []
-    for f in findings:
-        label = style.severity(f.severity, _LABEL[f.severity])
-        lines.append(f"{label} {f.title}  {style('[' + f.code + ']', 'dim')}")
-        for ev in f.evidence if (verbose or f.severity != "info") else f.evidence[:1]:
-            lines.append(f"       {style('·', 'dim')} {ev}")
-        if f.fix:
-            lines.append(f"       fix: {f.fix}")
-        if f.command:
-            lines.append(f"         {style('$ ' + f.command, 'bold')}")
-    return "\n".join(lines)
-
-
-def finding_json(f: Finding) -> dict[str, Any]:
-    return {
-        "code": f.code,
-        "severity": f.severity,
-        "title": f.title,
-        "evidence": list(f.evidence),
-        "fix": f.fix,
-        "command": f.command,
-        **({"details": dict(f.details)} if f.details else {}),
-    }
-
-
-def plan_json(plan: Optional[Plan]) -> Any:
-    from setup_env.facts import to_jsonable
-
-    return to_jsonable(plan) if plan is not None else None
+__all__ = [
+    "Unexaminable",
+    "add_arguments",
+    "counts",
+    "finding_json",
+    "headline",
+    "load_facts",
+    "plan_json",
+    "render_findings",
+    "run",
+    "safe_plan",
+]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,7 +3,9 @@
 Facts come from (first match): ``--facts FILE`` (the JSON of ``setup-env detect --json``,
 envelope or bare), a spec (``--os`` with ``--arch --python --gpu --driver --glibc --macos``), a
 cloud instance (``--cloud/--instance-type``, see ``setup_env.cloudplan``), ``--root DIR`` (a
-captured machine), else this machine.
+captured machine), else this machine. Spec flags without ``--os`` (``--gpu``, ``--driver``...)
+describe this machine, or the one ``--root`` replays, with those GPUs: its OS, CPU and Python are
+read through the Host seam (the probes), never from the ``platform`` of the machine running this.
 
 Exit codes: 0 a plan was found (also a CPU fallback), 1 nothing fits, 2 bad usage or a bad input
 file, 3 ``--root`` is not a captured machine.
@@ -21,14 +23,13 @@ if TYPE_CHECKING:
     from setup_env.cloudplan import CloudAdvice
     from setup_env.facts import Facts
     from setup_env.plan import Plan
+    from setup_env.probe.host import Host
 
 INSTALLERS = ("pip", "uv", "uv-project", "poetry", "requirements")  # = setup_env.plan.INSTALLERS
-SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl")
+SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl", "jetpack")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from setup_env import cloudplan
-
     what = parser.add_argument_group("what to install")
     what.add_argument("--torch", metavar="VERSION", help="pin a release: 2.13 or 2.13.0")
     what.add_argument("--variant", metavar="NAME", help="cpu, cu130, rocm7.2, xpu, mps ...")
@@ -50,6 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src = parser.add_argument_group("which machine (default: this one)")
     src.add_argument("--facts", metavar="FILE", help="facts from `setup-env detect --json`")
     src.add_argument("--root", metavar="DIR", help="a machine captured by scripts/capture_host.py")
+    add_machine_arguments(parser)
+
+
+def add_machine_arguments(parser: argparse.ArgumentParser) -> None:
+    """The machine description (a spec, or a cloud instance): `plan` and `check` share it."""
+    from setup_env import cloudplan
+
     spec = parser.add_argument_group("what-if: describe a machine")
     spec.add_argument("--os", choices=("linux", "windows", "macos"))
     spec.add_argument("--arch", choices=("x86_64", "aarch64", "arm64"))
@@ -65,6 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     spec.add_argument("--glibc", metavar="X.Y", help="glibc of a Linux system, e.g. 2.17")
     spec.add_argument("--macos", metavar="X.Y", help="macOS version, e.g. 13.6")
     spec.add_argument("--wsl", action="store_true", help="Linux under WSL2 (--driver is Windows')")
+    spec.add_argument(
+        "--jetpack",
+        metavar="X.Y",
+        help='JetPack of a Jetson named by --gpu, e.g. 6.2 ("Jetson AGX Orin")',
+    )
     cloudplan.add_plan_arguments(parser)
 
 
@@ -82,31 +95,30 @@ def _fail(args: argparse.Namespace, exc: _BadInput) -> int:
 
 
 def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
-    from setup_env.commands._source import SourceError, open_host, read_facts_file
+    from setup_env.commands._source import SourceError, read_facts_file
     from setup_env.facts import Facts
     from setup_env.plan import PlanError, spec_facts
 
     spec_given = [f for f in SPEC_FLAGS if getattr(args, f)]
     cloud = bool(getattr(args, "cloud", None) or getattr(args, "instance_type", None))
-    if args.facts:
+    facts_file = getattr(args, "facts", None)
+    if facts_file:
         if args.os or spec_given or args.root:
             raise _BadInput("--facts can't be combined with --os/--gpu/... or --root")
         try:
-            return read_facts_file(args.facts), f"facts file {args.facts}"
+            return read_facts_file(facts_file), f"facts file {facts_file}"
         except SourceError as exc:
             raise _BadInput(str(exc)) from exc
     described = "the described machine"
-    if spec_given and not args.os and not args.root and not cloud:
-        # `plan --gpu "RTX 5090" --driver 570.86.10`: this machine's OS, CPU and Python, with
-        # the GPUs and driver named.
-        import platform
-
-        args.os = {"Darwin": "macos", "Windows": "windows"}.get(platform.system(), "linux")
-        args.arch = args.arch or platform.machine()
-        args.python = args.python or ".".join(platform.python_version_tuple()[:2])
-        described = f"the described machine ({args.os}, {args.arch}, Python {args.python})"
+    overlay = spec_given and not args.os and not cloud
+    if overlay:
+        # `plan --gpu "RTX 5090" --driver 570.86.10`: this machine's (with --root, the captured
+        # machine's) OS, CPU and Python, read through the Host seam, with the GPUs and driver named.
+        _host_spec(args, _host(args.root))
+        where = f"captured machine {args.root}" if args.root else "the described machine"
+        described = f"{where} ({args.os}, {args.arch}, Python {args.python or '3.12'})"
     if args.os:
-        if args.root:
+        if args.root and not overlay:
             raise _BadInput("--root can't be combined with --os (a spec)")
         try:
             facts = spec_facts(
@@ -118,31 +130,90 @@ def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
                 glibc=args.glibc,
                 macos=args.macos,
                 wsl=args.wsl,
+                jetpack=getattr(args, "jetpack", None),
             )
         except PlanError as exc:
             raise _BadInput(str(exc)) from exc
         return facts, described
+    if cloud and spec_given == ["gpu"]:
+        spec_given = []  # --gpu names the GPUs attached to a cloud machine type (GCP n1-*)
     if spec_given:
         raise _BadInput(f"--{spec_given[0]} describes another machine: add --os (what-if mode)")
     if cloud:
-        import platform
-
         from setup_env.facts import PythonInfo
 
-        return Facts(python=PythonInfo(version=platform.python_version())), "cloud instance"
+        version = _host(args.root).interpreter().get("version")
+        python = PythonInfo(version=version if isinstance(version, str) else "")
+        return Facts(python=python), "cloud instance"
     from setup_env.probe.detect import detect
 
-    try:
-        host = open_host(args.root)
-    except SourceError as exc:
-        raise _BadInput(str(exc), ExitCode.UNEXAMINABLE) from exc
-    facts = detect(host)
+    facts = detect(_host(args.root))
     label = f"captured machine {args.root}" if args.root else "this machine"
     if args.python:
         # What-if on the detected machine: its GPUs, driver and OS, another Python.
         facts = _with_python(facts, args.python)
         label += f" with Python {args.python.strip()}"
     return facts, label
+
+
+def _host(root: str | None) -> Host:
+    """The machine planned for: a captured folder (``--root``) or this one; every fact about
+    it (its OS included) is read through this seam, never from ``platform`` here."""
+    from setup_env.commands._source import SourceError, open_host
+
+    try:
+        return open_host(root)
+    except SourceError as exc:
+        raise _BadInput(str(exc), ExitCode.UNEXAMINABLE) from exc
+
+
+def _host_spec(args: argparse.Namespace, host: Host) -> None:
+    """Fill the spec flags not given (--os --arch --python --glibc --macos --wsl) from what the
+    host's OS and interpreter probes read."""
+    import re
+
+    from setup_env.probe import osinfo
+
+    os_info, _notes = osinfo.detect(host)
+    interp = host.interpreter()
+    args.os = {"darwin": "macos", "windows": "windows"}.get(os_info.family, "linux")
+    machine = interp.get("machine")
+    args.arch = args.arch or (machine if isinstance(machine, str) and machine else None)
+    version = interp.get("version")
+    m = re.match(r"(3\.\d{1,2})", version) if isinstance(version, str) else None
+    if m and not args.python:
+        args.python = m.group(1) + ("t" if interp.get("free_threaded") is True else "")
+    if args.os == "linux" and not args.glibc and re.fullmatch(r"2\.\d{1,2}", os_info.glibc or ""):
+        args.glibc = os_info.glibc
+    macos = os_info.macos_version or ""
+    if args.os == "macos" and not args.macos and re.fullmatch(r"\d{2}(?:\.\d{1,2}){0,2}", macos):
+        args.macos = macos
+    args.wsl = args.wsl or (os_info.wsl or 0) >= 2
+
+
+class BadMachine(ValueError):
+    """The machine description can't be used; ``code`` is the exit code (2 usage, 3 --root)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def described_machine(args: argparse.Namespace) -> tuple[Facts, str, CloudAdvice | None]:
+    """The machine that `plan`'s machine flags describe (for `check` on a target machine):
+    facts, a label, and the cloud advice when it is an instance type. Raises BadMachine."""
+    from setup_env import cloudplan
+
+    try:
+        facts, label = _facts(args)
+        facts, advice = cloudplan.apply(args, facts)
+    except _BadInput as exc:
+        raise BadMachine(str(exc), int(exc.code)) from exc
+    except cloudplan.CloudPlanError as exc:
+        raise BadMachine(str(exc), int(ExitCode.USAGE)) from exc
+    if advice is not None and advice.instance_type:
+        label = f"{advice.provider} {advice.instance_type}"
+    return facts, label, advice
 
 
 def _with_python(facts: Facts, python: str) -> Facts:
@@ -230,6 +301,7 @@ def render_text(
             "index": "from PyTorch's index",
             "mirror": "from your mirror",
             "nightly": "from PyTorch's nightly index",
+            "jetson": "from NVIDIA's Jetson wheels",
         }.get(plan.source, "")
         head = f"Install {what} ({', '.join(e for e in extra if e)}) {where} for {label}:"
         if plan.status == "fallback":

@@ -283,12 +283,19 @@ def run(args: argparse.Namespace) -> int:
     err_style = render.Style(render.use_color(sys.stderr, args.color))
     out_style = render.Style(render.use_color(sys.stdout, args.color))
 
+    # In a terminal one live line shows the check that just finished and is erased before the
+    # table (each check then appears once); piped or in CI, one line per check as before.
+    live = render.LiveLine(sys.stderr)
+
     def progress(res: CheckResult) -> None:
         if res.status == "skip" and res.message == "torch did not import":
             return  # the import failure says it all; the summary counts these
-        render.log(progress_line(res, err_style))
+        live.show(progress_line(res, err_style))
 
-    report = run_verify(options, progress)
+    try:
+        report = run_verify(options, progress)
+    finally:
+        live.done()
     if args.junit:
         try:
             with open(args.junit, "w", encoding="utf-8") as fh:

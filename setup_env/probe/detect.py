@@ -9,7 +9,7 @@ turn bad input into notes themselves), so detection always returns facts.
 Environment overrides (read through the host, so a replayed capture honours its own):
 
 - ``SETUP_ENV_SKIP_PROBES=nvidia,cloud,...``: do not run these probes (names:
-  ``nvidia cloud rocm xpu toolkit packages apple``); each skip is an info note.
+  ``nvidia cloud rocm xpu toolkit packages apple jetson``); each skip is an info note.
 - ``SETUP_ENV_CLOUD_METADATA=1|0``: ask (or never ask) the cloud metadata service, when the
   caller (``--cloud-metadata``) did not say.
 - ``SETUP_ENV_DISK_PATH=DIR``: where free disk space is measured (default: the interpreter prefix).
@@ -26,6 +26,7 @@ from setup_env.facts import (
     CloudInfo,
     CudaToolkit,
     Facts,
+    Gpu,
     InstalledPackage,
     Note,
     NvidiaInfo,
@@ -35,7 +36,7 @@ from setup_env.facts import (
 )
 from setup_env.probe.host import Host
 
-PROBES = ("nvidia", "cloud", "rocm", "xpu", "toolkit", "packages", "apple")
+PROBES = ("nvidia", "cloud", "rocm", "xpu", "toolkit", "packages", "apple", "jetson")
 
 # Environment variables that change what torch sees, loads or installs.
 ENV_NAMES = frozenset(
@@ -234,6 +235,24 @@ def detect(host: Host, *, cloud_metadata: bool | None = None) -> Facts:
     rocm_info, xpu_info, n = result("gpu-others", (None, None, []))
     notes.extend(n)
 
+    jetson_info = None
+    if system in ("linux", "") and "jetson" not in skip:
+        jetson_info, n = _guard_pair("jetson", lambda: probe("jetson").detect(host), notes)
+        notes.extend(n)
+        if jetson_info is not None and nvidia_info is None and jetson_info.compute_capability:
+            # Before JetPack 7 no nvidia-smi or NVML: the iGPU is known from the device tree.
+            nvidia_info = NvidiaInfo(
+                gpus=(
+                    Gpu(
+                        index=0,
+                        name=jetson_info.module or "NVIDIA Tegra",
+                        compute_capability=jetson_info.compute_capability,
+                        source=jetson_info.sources.get("soc", "jetson"),
+                    ),
+                ),
+                sources={"gpus": "jetson (device tree)"},
+            )
+
     notes.extend(_cross_notes(os_info, nvidia_info, environment))
     kwargs: dict[str, Any] = {}
     if python_info is not None:
@@ -251,6 +270,7 @@ def detect(host: Host, *, cloud_metadata: bool | None = None) -> Facts:
         cloud=cloud_info,
         environment=environment,
         notes=tuple(notes),
+        jetson=jetson_info,
         **kwargs,
     )
 

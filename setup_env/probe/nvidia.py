@@ -917,39 +917,47 @@ def _overrides(host: Host, acc: _Acc) -> None:
 
 
 def _catalogue_notes(acc: _Acc) -> None:
+    """Notes where the GPU knowledge base (setup_env.resolve) does not know a GPU by name or
+    disagrees with what the driver reported."""
     if not acc.gpus:
         return
-    try:
-        from setup_env import gpus as catalogue
+    from setup_env.resolve import resolve_gpu
 
-        cat = catalogue.load()
-    except (ImportError, ValueError) as exc:  # a broken data file must not break detection
-        acc.note("gpu-catalogue-unavailable", str(exc)[:200], "setup_env.gpus")
-        return
     for g in acc.gpus:
         if g.name == "unknown NVIDIA GPU":
             continue
-        model = cat.lookup(g.name)
-        if model is None:
+        r = resolve_gpu(g)
+        if r.code == "gpu-catalogue-unavailable":
+            acc.note(
+                "gpu-catalogue-unavailable",
+                "setup_env/data/gpus.json is unreadable",
+                "setup_env.gpus",
+            )
+            return
+        if r.code == "gpu-unknown":
+            close = f" (closest known: {', '.join(r.suggestions)})" if r.suggestions else ""
             acc.note(
                 "gpu-unknown",
                 f"GPU {g.index} {g.name!r} is not in the GPU catalogue"
-                + ("" if g.compute_capability else "; its compute capability is unknown"),
+                + ("" if g.compute_capability else "; its compute capability is unknown")
+                + close,
                 g.source,
                 "info" if g.compute_capability else "warning",
             )
-        elif (
-            g.compute_capability
-            and model.match == "exact"
-            and model.compute_capability != g.compute_capability
-        ):
-            acc.note(
-                "gpu-catalogue-disagrees",
-                f"GPU {g.index} {g.name!r} reports compute capability "
-                f"{g.compute_capability}; the catalogue says {model.compute_capability}",
-                g.source,
-                "info",
-            )
+            continue
+        model = r.model
+        if g.compute_capability and r.match == "exact" and model is not None:
+            from setup_env.gpus import lookup
+
+            known = lookup(model)
+            if known is not None and known.compute_capability != g.compute_capability:
+                acc.note(
+                    "gpu-catalogue-disagrees",
+                    f"GPU {g.index} {g.name!r} reports compute capability "
+                    f"{g.compute_capability}; the catalogue says {known.compute_capability}",
+                    g.source,
+                    "info",
+                )
 
 
 def detect(host: Host) -> tuple[NvidiaInfo | None, list[Note]]:

@@ -1,0 +1,113 @@
+"""The GPU architectures compiled into an installed torch, read from its libraries, never imported.
+
+``torch/lib/`` of a CUDA build holds the kernels (``libtorch_cuda.so``, ``libc10_cuda.so``; on
+Windows ``torch_cuda.dll``); each keeps its device code in CUDA fat binaries, read by
+``setup_env.fatbin`` (only the entry headers: a 1.5 GB ``libtorch_cuda.so`` is read in tens of
+milliseconds). ELF libraries are read through their section table only, so a CPU build's
+``libtorch_cpu.so`` (no ``.nv_fatbin`` section) costs a header read, not a scan of 400 MB.
+DLLs and Mach-O files have no such table: only those named ``*cuda*`` are scanned.
+
+``check --gpu/--cloud`` uses this to judge an image for a machine it is not running on: the
+architectures are the wheel's own, whatever the matrix says about it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Optional
+
+from setup_env.facts import InstalledPackage
+from setup_env.verdict import TorchArches
+
+if TYPE_CHECKING:
+    from setup_env.fatbin import FileArches
+
+
+def _libraries(libdir: str) -> list[str]:
+    from setup_env.fatbin import is_library_name
+
+    try:
+        names = sorted(os.listdir(libdir))
+    except OSError:
+        return []
+    return [n for n in names if is_library_name(n) and os.path.isfile(os.path.join(libdir, n))]
+
+
+def read(pkg: Optional[InstalledPackage]) -> Optional[TorchArches]:
+    """The SASS and PTX architectures of ``pkg`` (torch) as installed; None without a location."""
+    from setup_env import fatbin
+
+    if pkg is None or not pkg.location:
+        return None
+    libdir = os.path.join(pkg.location, "torch", "lib")
+    if not os.path.isdir(libdir):
+        return TorchArches(error=f"{libdir}: no such directory", wheel_tags=wheel_tags(pkg))
+    found: list[fatbin.FileArches] = []
+    errors: list[str] = []
+    for name in _libraries(libdir):
+        path = os.path.join(libdir, name)
+        try:
+            with open(path, "rb") as f:
+                elf = f.read(4) == b"\x7fELF"
+            if elf:
+                arches = _read_elf(path, f"torch/lib/{name}")
+            elif "cuda" in name.lower():
+                arches = fatbin.read_file(path, f"torch/lib/{name}")
+            else:
+                continue
+        except (fatbin.FatbinError, OSError) as exc:
+            errors.append(str(exc))
+            continue
+        if arches is not None and arches.fatbins:
+            found.append(arches)
+    if not found and errors:
+        return TorchArches(error=errors[0], wheel_tags=wheel_tags(pkg))
+    sass = fatbin.arch_sorted(a for fa in found for a in fa.sass)
+    ptx = fatbin.arch_sorted(a for fa in found for a in fa.ptx)
+    return TorchArches(
+        sass=sass, ptx=ptx, files=tuple(fa.name for fa in found), wheel_tags=wheel_tags(pkg)
+    )
+
+
+def wheel_tags(pkg: InstalledPackage) -> tuple[str, ...]:
+    """The ``Tag:`` lines of the installed wheel's ``WHEEL`` file (beside its METADATA)."""
+    if not pkg.source or not pkg.source.endswith("METADATA"):
+        return ()
+    try:
+        with open(os.path.join(os.path.dirname(pkg.source), "WHEEL"), encoding="utf-8") as f:
+            text = f.read(65536)
+    except (OSError, UnicodeDecodeError):
+        return ()
+    return parse_wheel_tags(text)
+
+
+def parse_wheel_tags(text: str) -> tuple[str, ...]:
+    """``WHEEL`` file text -> its tags. Example (torch 2.13.0+cpu)::
+
+    Wheel-Version: 1.0
+    Generator: setuptools (81.0.0)
+    Root-Is-Purelib: false
+    Tag: cp311-cp311-manylinux_2_28_x86_64
+    """
+    tags = []
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == "tag" and value.strip():
+            tags.append(value.strip())
+    return tuple(tags)
+
+
+def _read_elf(path: str, name: str) -> Optional[FileArches]:
+    """The fat binaries in an ELF library's fat-binary sections; None when it has none."""
+    from setup_env import fatbin
+
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        sections = [
+            s
+            for s in fatbin.elf_sections(f, name, size)
+            if s.name in fatbin.FATBIN_SECTIONS and not s.nobits
+        ]
+        if not sections:
+            return None
+    return fatbin.read_file(path, name)

@@ -1,0 +1,170 @@
+"""Jetson (issue 12 item 1): detection from real captures, the JetPack-matched route, never a
+driver install, JetPack 7 / Thor on PyTorch's SBSA CUDA 13 wheels, the --jetpack what-if."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from setup_env import gpus
+from setup_env import matrix as mx
+from setup_env.plan import Plan, PlanError, PlanOptions, make_plan, spec_facts
+from setup_env.probe import jetson
+from setup_env.probe.detect import detect
+from setup_env.probe.host import ReplayHost
+
+HERE = Path(__file__).parent / "fixtures"
+HOSTS = HERE / "hosts"
+M = mx.load_matrix(mx.BUNDLED_PATH)
+
+
+def _text(plan: Plan) -> str:
+    return json.dumps(asdict(plan), default=str).lower()
+
+
+def _never_a_driver(plan: Plan) -> None:
+    assert not [f for f in plan.fixes if f.kind == "upgrade-driver"], plan.fixes
+    text = _text(plan)
+    assert "install the nvidia driver" not in text and "ubuntu-drivers" not in text
+    assert any("never install an nvidia driver on a jetson" in w.lower() for w in plan.warnings)
+
+
+# --- parsing real text ---------------------------------------------------------------------
+
+
+def test_release_lines_of_real_captures() -> None:
+    orin = (HOSTS / "jetson-orin-nx-jp62/files/etc/nv_tegra_release").read_text()
+    thor = (HOSTS / "jetson-agx-thor-jp7/files/etc/nv_tegra_release").read_text()
+    assert jetson.parse_release(orin) == "36.4.3"
+    assert jetson.parse_release(thor) == "38.2.0"
+    assert jetson.parse_release("garbage") is None
+
+
+def test_compatible_and_soc() -> None:
+    raw = (HOSTS / "jetson-agx-thor-jp7/files/proc/device-tree/compatible").read_text()
+    compat = jetson.parse_compatible(raw)
+    assert compat[-1] == "nvidia,tegra264" and jetson.soc_of(compat, None) == "tegra264"
+    assert jetson.soc_of([], "NVIDIA Jetson Orin Nano Developer Kit") == "tegra234"
+    assert jetson.soc_of([], "NVIDIA Jetson Nano Developer Kit") == "tegra210"
+
+
+def test_cuda_version_json_and_dpkg() -> None:
+    text = (HERE / "jetson/version-jp60.json").read_text()
+    assert jetson.parse_cuda_version_json(text) == "12.2"
+    assert jetson.parse_cuda_version_json("{not json") is None
+    status = (HERE / "jetson/dpkg-l4t-core.txt").read_text()
+    assert jetson.parse_dpkg_l4t_core(status) == "39.2.1-20260806224157"
+    assert jetson.parse_dpkg_l4t_core("Package: nvidia-l4t-bootloader\nVersion: 1\n") is None
+
+
+def test_replayed_jetsons() -> None:
+    orin = detect(ReplayHost(HOSTS / "jetson-orin-nx-jp62"))
+    assert orin.jetson is not None
+    assert (orin.jetson.l4t, orin.jetson.jetpack, orin.jetson.cuda) == ("36.4.3", "6.2", "12.6")
+    assert orin.jetson.compute_capability == "8.7"
+    assert orin.nvidia is not None and orin.nvidia.driver_version is None
+    thor = detect(ReplayHost(HOSTS / "jetson-agx-thor-jp7"))
+    assert thor.jetson is not None and thor.jetson.jetpack == "7.0"
+    assert thor.jetson.compute_capability == "11.0" and thor.jetson.soc == "tegra264"
+
+
+def test_a_desktop_host_has_no_jetson_key() -> None:
+    facts = detect(ReplayHost(HOSTS / "fedora-rtx5090-rtx4090-580"))
+    assert facts.jetson is None and "jetson" not in facts.to_dict()
+
+
+# --- planning --------------------------------------------------------------------------------
+
+
+def test_jetpack_6_orin_gets_nvidias_wheel_never_a_driver() -> None:
+    p = make_plan(detect(ReplayHost(HOSTS / "jetson-orin-nx-jp62")), None, M)
+    assert p.status == "ok" and p.source == "jetson"
+    assert p.index_url == "https://pypi.jetson-ai-lab.io/jp6/cu126"
+    assert p.torch_version == gpus.load().jetpack("6.2").torch  # type: ignore[union-attr]
+    assert "download.pytorch.org" not in p.command
+    _never_a_driver(p)
+
+
+def test_issue_12_orin_what_if_is_no_longer_the_pypi_wheel() -> None:
+    facts = spec_facts(os="linux", arch="aarch64", python="3.10", gpus=["Jetson AGX Orin"])
+    p = make_plan(facts, None, M)
+    assert p.source == "jetson" and "jetson-ai-lab" in p.command
+    assert any("assumed JetPack" in w for w in p.warnings)
+    _never_a_driver(p)
+
+
+def test_thor_on_jetpack_7_runs_the_sbsa_cuda_13_wheel() -> None:
+    p = make_plan(detect(ReplayHost(HOSTS / "jetson-agx-thor-jp7")), None, M)
+    assert p.status == "ok" and p.variant is not None and p.variant.is_cuda
+    assert p.variant.version[0] == 13  # a CUDA 13 wheel
+    b = M.build(p.variant, p.torch_version or "", "linux_aarch64")
+    assert b is not None and (11, 0) in b.sass
+    _never_a_driver(p)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "jp", "status", "in_command"),
+    [
+        ("Jetson AGX Orin", "6.2", "ok", "jp6/cu126"),
+        ("Jetson Orin NX", "6.0", "ok", "jp6/cu122"),
+        ("Jetson Orin Nano", "6.1", "ok", "jp6/cu126"),
+        ("Jetson AGX Xavier", "5.1.2", "ok", "redist/jp/v512"),
+        ("Jetson Nano", "4.6.1", "ok", "redist/jp/v461"),
+        ("Jetson TX2", "4.6", "ok", "redist/jp/v46"),
+        ("Jetson AGX Thor", "7.0", "ok", "pip install torch"),
+        ("Jetson AGX Orin", "7.0", "none", ""),
+        ("Jetson Nano", "6.2", "none", ""),
+    ],
+)
+def test_jetpack_what_if(gpu: str, jp: str, status: str, in_command: str) -> None:
+    facts = spec_facts(os="linux", python="3.10", gpus=[gpu], jetpack=jp)
+    assert facts.python.machine == "aarch64" and facts.jetson is not None
+    p = make_plan(facts, PlanOptions(), M)
+    assert p.status == status, p.reasons
+    assert in_command in p.command
+    if status == "none":
+        assert p.fixes and p.fixes[0].kind == "upgrade-jetpack"
+    _never_a_driver(p)
+
+
+def test_older_jetpack_is_offered_an_upgrade_not_a_driver() -> None:
+    p = make_plan(
+        spec_facts(os="linux", python="3.10", gpus=["Jetson AGX Orin"], jetpack="6.0"), None, M
+    )
+    assert p.fixes[0].kind == "upgrade-jetpack" and "JetPack 6.2" in p.fixes[0].summary
+    _never_a_driver(p)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"gpus": ["RTX 4090"], "jetpack": "6.2"}, "needs --gpu naming a Jetson"),
+        ({"gpus": ["Jetson AGX Orin"], "jetpack": "9.9"}, "not in the JetPack table"),
+        ({"gpus": ["Jetson AGX Orin"], "jetpack": "6.2; rm -rf /"}, "expected a version"),
+    ],
+)
+def test_bad_jetpack_specs(kwargs: dict[str, object], match: str) -> None:
+    with pytest.raises(PlanError, match=match):
+        spec_facts(os="linux", **kwargs)  # type: ignore[arg-type]
+
+
+def test_cli_jetpack_what_if() -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "setup_env", "plan", "--os", "linux", "--gpu", "Jetson AGX Orin",
+         "--jetpack", "6.2", "--json"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert "jetson-ai-lab" in json.dumps(doc)
+    bad = subprocess.run(
+        [sys.executable, "-m", "setup_env", "plan", "--os", "linux", "--gpu", "RTX 4090",
+         "--jetpack", "6.2"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
