@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from setup_env import tags as wheel_tags
-from setup_env.cuda import parse_cc, sm
 from setup_env.facts import (
     CloudInfo,
     CpuInfo,
@@ -459,6 +458,8 @@ def advise(inst: Instance, image: Image, assumed: bool = False) -> CloudAdvice:
         )
     if inst.note and not inst.note.startswith("Xen-based"):  # that one is for detection
         lines.append(f"note: {inst.note}")
+    from setup_env.cuda import parse_cc, sm
+
     cc = parse_cc(gpu.compute_capability) or (0, 0)
     if gpu.vendor == "nvidia" and inst.host_arch == "aarch64" and cc < (8, 0):
         # VERIFIED.md section 3: aarch64 CUDA wheels of 2.14/2.15 carry sm_80 and newer only.

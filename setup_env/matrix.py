@@ -65,14 +65,16 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from setup_env.cuda import Arch
 from setup_env.tags import platform_of_tag
 from setup_env.variant import Variant
 from setup_env.variant import is_index_label as is_variant_label
+
+if TYPE_CHECKING:
+    from setup_env.cuda import Arch
 
 SCHEMA_VERSION = 1
 BUNDLED_PATH = Path(__file__).resolve().parent / "data" / "wheels.json"
@@ -204,6 +206,8 @@ class Build:
     @property
     def arches(self) -> tuple[Arch, ...]:
         """The compiled architectures as :class:`setup_env.cuda.Arch` (SASS, then PTX)."""
+        from setup_env.cuda import Arch
+
         out = [Arch(a, b) for a, b in self.sass]
         out += [Arch(a, b, sass=False, ptx=True) for a, b in self.ptx]
         return tuple(out)
@@ -613,8 +617,9 @@ def parse(doc: Any, path: str = "", origin: str = "bundled") -> Matrix:
 
 
 def _cc(text: str) -> tuple[int, int]:
-    a, b = text.split(".")
-    return int(a), int(b)
+    """``"8.6"`` (validated above: ARCH_RE) -> (8, 6)."""
+    major, _, minor = text.partition(".")
+    return int(major), int(minor)
 
 
 # --- loading ------------------------------------------------------------------------------------

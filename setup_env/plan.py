@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from setup_env import cuda
 from setup_env.facts import (
     AppleInfo,
     CpuInfo,
@@ -46,6 +45,7 @@ from setup_env.facts import (
 from setup_env.variant import CPU, MPS, XPU, Variant
 
 if TYPE_CHECKING:
+    from setup_env.cuda import DriverFit
     from setup_env.matrix import Build, Matrix, Release
 
 Installer = Literal["pip", "uv", "uv-project", "poetry", "requirements"]
@@ -234,11 +234,12 @@ class _NvGpu:
 
 
 def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
-    from setup_env.resolve import resolve_gpu
-
     out: list[_NvGpu] = []
     if facts.nvidia is None:
         return out
+    from setup_env.cuda import parse_cc  # CUDA rules load only when there is an NVIDIA GPU
+    from setup_env.resolve import resolve_gpu
+
     for g in facts.nvidia.gpus:
         r = resolve_gpu(g)
         w = r.window
@@ -246,7 +247,7 @@ def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
             _NvGpu(
                 label=f"GPU {g.index} {g.name}",
                 name=g.name,
-                cc=cuda.parse_cc(r.compute_capability),
+                cc=parse_cc(r.compute_capability),
                 first_branch=w.first_branch if w is not None else None,
                 last_branch=w.last_branch if w is not None else None,
             )
@@ -256,10 +257,15 @@ def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
 
 def runs_on(cc: tuple[int, int], build: Build) -> Optional[str]:
     """How a GPU of compute capability ``cc`` runs a build: "sass", "ptx" (JIT) or None."""
+    from setup_env import cuda
+
     return cuda.runs_on(cc, build.arches)
 
 
-_sm = cuda.sm
+def _sm(cc: tuple[int, int]) -> str:
+    from setup_env import cuda
+
+    return cuda.sm(cc)
 
 
 def _ccs(cc: tuple[int, int]) -> str:
@@ -284,8 +290,10 @@ class _Candidate:
 
 def _driver_fit(
     build: Build, matrix: Matrix, t: _Target, facts: Facts, needs_ptx: bool
-) -> cuda.DriverFit:
+) -> DriverFit:
     nv = facts.nvidia
+    from setup_env import cuda
+
     return cuda.driver_fit(
         nv.driver_version if nv else None,
         str(build.toolkit),

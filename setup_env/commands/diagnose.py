@@ -66,7 +66,8 @@ _MISSING_WORDS = {
 
 
 def _jetson_plan(plan: Plan) -> bool:
-    return plan.source == "jetson" or "jp" in (plan.index_url or "")
+    # (a variant is never "jetson": JetPack builds are cuXYZ wheels from NVIDIA's jp/ index)
+    return "jp" in (plan.index_url or "")
 
 
 def missing_text(report: Report) -> str:
