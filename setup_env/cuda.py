@@ -262,3 +262,27 @@ def driver_fit(
     if full_t is None:
         return DriverFit("unknown", "driver-no-data", xy)
     return DriverFit("no-driver", "driver-absent", xy, full_t, shown_mvc)
+
+
+# --- beside the CUDA rules: driver windows and the ROCm gfx check ------------------------------
+
+WindowFit = Literal["ok", "driver-too-old-for-gpu", "driver-past-gpu-last-branch"]
+
+
+def window_fit(branch: int, first: Optional[int], last: Optional[int]) -> WindowFit:
+    """Whether driver branch ``branch`` (570 for 570.86.10) runs a GPU whose driver window is
+    ``first``..``last`` (``setup_env.gpus.DriverWindow``; None: no bound). A driver before the
+    first branch does not know the GPU (RTX 50xx before R570); one past the last no longer drives
+    it (Kepler after R470; Maxwell, Pascal, Volta after R580)."""
+    if first is not None and branch < first:
+        return "driver-too-old-for-gpu"
+    if last is not None and branch > last:
+        return "driver-past-gpu-last-branch"
+    return "ok"
+
+
+def gfx_runs_on(gfx: str, targets: Iterable[str]) -> bool:
+    """The ROCm twin of :func:`runs_on`: AMD code objects are built per gfx target and match it
+    exactly (gfx1100 code does not run on gfx1101 or gfx1031; no PTX-like fallback)."""
+    want = gfx.strip().lower()
+    return any(want == t.strip().lower() for t in targets)

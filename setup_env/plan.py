@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import re
 import shlex
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from setup_env.cuda import window_fit
 from setup_env.facts import (
     AppleInfo,
     CpuInfo,
@@ -355,11 +357,19 @@ def _why_no_wheel(rel: Release, t: _Target) -> str:
         if label not in rel.python:
             return f"has no wheel for {t.py_label}"
         if plat == "macos_arm64" and plat in rel.min_macos:
-            mins = [
-                tag for tag in rel.platform_tags(plat) if _pa_of(t) in rel.pypi_files.get(tag, ())
+            from setup_env.tags import floor_of_tag
+
+            floors = [
+                f[1]
+                for f in (
+                    floor_of_tag(tag)
+                    for tag in rel.platform_tags(plat)
+                    if _pa_of(t) in rel.pypi_files.get(tag, ())
+                )
+                if f is not None and f[0] == "macos"
             ]
-            if mins:
-                low = min(Version(".".join(x.split("_")[1:3])) for x in mins)
+            if floors:
+                low = Version("{}.{}".format(*min(floors)))
                 if t.macos is not None and t.macos < low:
                     return f"needs macOS {low} or newer for {t.py_label}"
         if not any(p == plat for p in _platforms_of(rel)):
@@ -519,6 +529,8 @@ def check_index_url(url: str) -> str:
     m = _URL.match(url.strip())
     if not m:
         raise PlanError(f"--index-url {url!r}: expected a plain http(s) URL like https://host/whl")
+    if any(seg in (".", "..") for seg in urllib.parse.unquote(m.group(3)).split("/")):
+        raise PlanError(f"--index-url {url!r}: '.' and '..' path segments are not allowed")
     return f"{m.group(1)}://{m.group(2)}{m.group(3)}"
 
 
@@ -849,7 +861,7 @@ def _driver_possible(ctx: _Ctx, need: Version) -> bool:
         if g.cc is None:
             continue
         last = g.last_branch
-        if last is not None and need.major > last:
+        if last is not None and window_fit(need.major, None, last) != "ok":
             why = (
                 f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
                 f"driver >= {need} is not available for it"
@@ -868,7 +880,7 @@ def _driver_window_findings(ctx: _Ctx) -> None:
     if drv is None:
         return
     for g in ctx.nv:
-        if g.cc is None or g.first_branch is None or drv.major >= g.first_branch:
+        if g.cc is None or window_fit(drv.major, g.first_branch, None) == "ok":
             continue
         ctx.reason(
             "driver-older-than-gpu",
@@ -888,7 +900,7 @@ def _upgrade_driver_fix(
         return
     need_v = _v(need)
     if need_v is not None and any(
-        g.last_branch is not None and need_v.major > g.last_branch for g in ctx.nv
+        window_fit(need_v.major, None, g.last_branch) != "ok" for g in ctx.nv
     ):
         if fallback and fallback != need:
             fb = _v(fallback)

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from setup_env import gpus as catalogue
+from setup_env.cuda import gfx_runs_on  # the rule lives beside the CUDA rules
+
+__all__ = ["GfxFit", "InstalledGap", "gfx_runs_on", "installed_gap", "wheel_fit"]
 from setup_env.variant import Variant
 
 # The code a plan or finding carries for each state (consumers test codes, not prose).
@@ -29,11 +32,6 @@ class GfxFit:
     missing: tuple[str, ...] = ()  # the GPUs' gfx ids the wheel lacks
     targets: tuple[str, ...] = ()  # what the wheel carries
     code: Optional[str] = None  # None | MISSING | UNKNOWN
-
-
-def gfx_runs_on(gfx: str, targets: Sequence[str]) -> bool:
-    """Exact target match (no family compatibility between gfx ids)."""
-    return gfx.lower() in {t.lower() for t in targets}
 
 
 def wheel_fit(torch_version: str, variant: Variant, gfx_ids: Sequence[str]) -> GfxFit:

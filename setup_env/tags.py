@@ -265,11 +265,12 @@ def platform_of_tag(tag: str) -> str | None:
 
 def floor_of_tag(tag: str) -> tuple[str, tuple[int, int]] | None:
     """The oldest OS a platform tag installs on: ``manylinux_2_28_x86_64`` -> ("glibc", (2, 28)),
-    ``manylinux2014_aarch64`` -> ("glibc", (2, 17)), ``macosx_11_0_arm64`` -> ("macos", (11, 0));
+    ``manylinux2014_aarch64`` -> ("glibc", (2, 17)), ``musllinux_1_2_x86_64`` -> ("musl", (1, 2)),
+    ``macosx_11_0_arm64`` -> ("macos", (11, 0));
     tags that name none (``linux_x86_64``, ``win_amd64``) -> None."""
-    m = re.fullmatch(r"manylinux_(\d+)_(\d+)_\w+", tag)
+    m = re.fullmatch(r"(many|musl)linux_(\d+)_(\d+)_\w+", tag)
     if m:
-        return "glibc", (int(m.group(1)), int(m.group(2)))
+        return "glibc" if m.group(1) == "many" else "musl", (int(m.group(2)), int(m.group(3)))
     for minor, legacy in _MANYLINUX_LEGACY.items():
         if tag.startswith(legacy + "_"):
             return "glibc", (2, minor)

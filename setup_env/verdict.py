@@ -278,26 +278,19 @@ def merge_target_findings(
     return tuple(sorted([*kept, *extra], key=lambda f: SEVERITY_ORDER[f.severity]))
 
 
-_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(\w+)$")
-_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-
-
 def _platform_of(tag: str) -> tuple[str, Optional[tuple[int, int]], str]:
-    """ "cp311-cp311-manylinux_2_28_x86_64" -> ("linux", (2, 28), "x86_64")."""
+    """ "cp311-cp311-manylinux_2_28_x86_64" -> ("linux", (2, 28), "x86_64"), by the wheel-tag
+    rules in ``setup_env.tags``; a tag for no OS (``any``) or a musllinux one (no torch wheel
+    is) -> ("any", None, "any"), which is not judged."""
+    from setup_env.tags import floor_of_tag, platform_of_tag
+
     plat = tag.rsplit("-", 1)[-1]
-    m = _MANYLINUX.match(plat)
-    if m:
-        return "linux", (int(m.group(1)), int(m.group(2))), m.group(3)
-    for legacy, floor in _LEGACY.items():
-        if plat.startswith(legacy + "_"):
-            return "linux", floor, plat[len(legacy) + 1 :]
-    if plat.startswith("linux_"):
-        return "linux", None, plat[len("linux_") :]
-    if plat.startswith("macosx_"):
-        return "macos", None, plat.rsplit("_", 1)[-1]
-    if plat.startswith("win"):
-        return "windows", None, {"win_amd64": "x86_64", "win_arm64": "arm64"}.get(plat, plat)
-    return "any", None, "any"
+    family = platform_of_tag(plat)
+    floor = floor_of_tag(plat)
+    if family is None or (floor is not None and floor[0] == "musl"):
+        return "any", None, "any"
+    os_name, _, arch = family.partition("_")
+    return os_name, floor[1] if floor is not None and floor[0] == "glibc" else None, arch
 
 
 def target_platform_findings(
@@ -340,6 +333,28 @@ def target_platform_findings(
             evidence=tuple(f"WHEEL tag {t}" for t in wheel_tags),
             fix="build the image for the target's platform (`setup-env plan` with the same "
             "machine flags)",
+        ),
+    )
+
+
+def target_python_findings(facts: Facts, wanted: Optional[str]) -> tuple[Finding, ...]:
+    """``--python X.Y`` names the target's Python; the environment judged runs its own."""
+    from setup_env.doctor import Finding
+
+    have = facts.python.version or ""
+    if not wanted or not have:
+        return ()
+    want = wanted.strip().rstrip("t")
+    if have == want or have.startswith(want + "."):
+        return ()
+    return (
+        Finding(
+            "python-not-target",
+            "error",
+            f"this environment runs Python {have}, the target {wanted.strip()}",
+            evidence=(f"{facts.python.executable or 'this interpreter'}: Python {have}",),
+            fix="check the environment that will run on the target (its interpreter), or "
+            "leave --python out",
         ),
     )
 

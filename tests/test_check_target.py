@@ -125,6 +125,16 @@ def test_wheel_tags_against_the_targets_glibc_and_cpu(capsys: pytest.CaptureFixt
     assert "wheel-platform-mismatch" not in [f["code"] for f in doc["check"]["findings"]]
 
 
+def test_target_python_must_be_this_environments() -> None:
+    from setup_env.facts import PythonInfo
+    from setup_env.verdict import target_python_findings
+
+    facts = Facts(python=PythonInfo(version="3.11.7"))
+    assert target_python_findings(facts, "3.11") == ()
+    (found,) = target_python_findings(facts, "3.12")
+    assert found.code == "python-not-target" and found.severity == "error"
+
+
 def test_target_and_root_together_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, doc = run_json(capsys, "check", "--root", str(THIS_MACHINE), "--gpu", "H100")
     assert code == 2 and doc["error"]["code"] == "bad-input"

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from setup_env.cli import main
-from setup_env.fleet import model, report
+from setup_env.fleet import model
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 
@@ -225,31 +225,50 @@ def test_markdown_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert r"ws\<1\>" in page  # a hostname can't inject markup
 
 
-def test_html_page_is_self_contained_with_a_picture(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from setup_env.fleet.model import Node
-    from setup_env.fleet.render import html_page
-
+def test_html_page_is_self_contained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "report.html"
     folder = _mixed_fleet(tmp_path, capsys)
     assert main(["fleet", "report", "--format", "html", "-o", str(out), str(folder)]) == 1
     page = out.read_text()
     assert "ws&lt;1&gt;" in page and "ws<1>" not in page
     assert "<script" not in page and "src=" not in page and "href=" not in page
-    # Speed: the replays measured none (verify doesn't run on a replay); the page says so.
+    # The replays measured no speed (verify doesn't run on a replay); the page says so.
     assert "No speed measured" in page
-    # With speeds: one dot per device, parsed as real SVG.
-    nodes = [
-        Node(f"n{i}", "", "ready", "", gpus=(), speed={"cuda:0": 700.0 - 300 * (i == 2)})
-        for i in range(4)
-    ]
-    page = html_page(report.build(nodes))
+
+
+@pytest.mark.torch
+def test_html_picture_has_a_dot_per_device_against_the_median(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], live_doc: dict[str, Any]
+) -> None:
+    slow = copy.deepcopy(live_doc)
+    for c in slow["check"]["verify"]["checks"]:
+        if c["name"] == "matmul-speed":
+            c["evidence"]["tflops"] = round(c["evidence"]["tflops"] * 0.5, 4)  # the edit
+    docs = {f"n{i}": live_doc for i in range(3)}
+    docs["slow"] = slow
+    out = tmp_path / "report.html"
+    assert (
+        main(
+            [
+                "fleet",
+                "report",
+                "--format",
+                "html",
+                "-o",
+                str(out),
+                str(write_fleet(tmp_path, docs)),
+            ]
+        )
+        == 1
+    )
+    page = out.read_text()
     svg = page[page.index("<svg") : page.index("</svg>") + len("</svg>")]
-    root = ET.fromstring(svg)
+    root = ET.fromstring(svg)  # well-formed SVG
     circles = root.findall("{http://www.w3.org/2000/svg}circle")
-    assert len(circles) == 4
-    assert [c.get("fill") for c in circles].count("#c00") == 1  # n2 at 400/700 = 57%
+    assert len(circles) == 4  # one device (cpu) per node
+    assert [c.get("fill") for c in circles].count("#c00") == 1  # the slow node, at 50%
+    tips = [c.findtext("{http://www.w3.org/2000/svg}title") or "" for c in circles]
+    assert any(t.startswith("slow cpu (cpu):") and "50% of" in t for t in tips)
 
 
 def test_text_report_rows_and_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -259,3 +278,13 @@ def test_text_report_rows_and_verdict(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "1x NVIDIA H100 80GB HBM3" in out
     assert "590.48.01" in out and "580.82.09" in out
     assert out.rstrip().splitlines()[-1].startswith("FLEET NEEDS ATTENTION: 3 nodes")
+
+
+def test_two_documents_from_one_host_keep_their_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = as_node(replay(capsys, "ubuntu-h100-590"), "gpu-01")
+    for name in ("first.json", "rerun.json"):
+        (tmp_path / name).write_text(json.dumps(doc))
+    nodes, _bad = model.load([str(tmp_path)])
+    assert sorted(n.name for n in nodes) == ["gpu-01 (first.json)", "gpu-01 (rerun.json)"]

@@ -202,3 +202,31 @@ def test_doctor_finds_a_rocm_torch_without_the_gpus_gfx() -> None:
     plan = make_plan(facts, None, M)
     codes = {f.code for f in examine(facts, plan, M)}
     assert "rocm-gfx-not-in-wheel" in codes
+
+
+def test_window_and_gfx_rules_beside_the_cuda_rules() -> None:
+    from setup_env.cuda import gfx_runs_on as rule
+    from setup_env.cuda import window_fit
+
+    pascal = CAT.windows["6.1"]
+    blackwell = CAT.windows["12.0"]
+    assert window_fit(580, pascal.first_branch, pascal.last_branch) == "ok"
+    assert window_fit(590, pascal.first_branch, pascal.last_branch) == (
+        "driver-past-gpu-last-branch"
+    )
+    assert window_fit(560, blackwell.first_branch, blackwell.last_branch) == (
+        "driver-too-old-for-gpu"
+    )
+    assert rule is gfx_runs_on  # one rule, re-exported by rocmplan
+
+
+def test_doctor_reads_the_error_code_not_the_prose() -> None:
+    from setup_env.doctor import examine as doctor
+
+    base = NvidiaInfo(driver_version="580.95.05", error="NVML said no (reworded by a later probe)")
+    for code, want in (
+        ("driver-library-mismatch", "driver-library-mismatch"),
+        ("driver-not-loaded", "driver-unusable"),
+    ):
+        facts = Facts(nvidia=NvidiaInfo(**{**base.__dict__, "error_code": code}))
+        assert want in {f.code for f in doctor(facts)}

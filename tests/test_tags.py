@@ -199,6 +199,7 @@ def test_every_generated_tag_maps_back(machine, glibc: tuple[int, int], arch: st
         ("manylinux2014_aarch64", ("glibc", (2, 17))),
         ("manylinux2010_x86_64", ("glibc", (2, 12))),
         ("manylinux1_x86_64", ("glibc", (2, 5))),
+        ("musllinux_1_2_aarch64", ("musl", (1, 2))),
         ("macosx_11_0_arm64", ("macos", (11, 0))),
         ("macosx_10_9_x86_64", ("macos", (10, 9))),
         ("linux_x86_64", None),
@@ -216,3 +217,23 @@ def test_no_packaging_at_import() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def test_planner_reads_the_macos_floor_from_the_tags() -> None:
+    """plan's "needs macOS X" comes from the release's own macosx_* tags for that interpreter."""
+    from setup_env import matrix
+    from setup_env.plan import PlanOptions, make_plan, spec_facts
+
+    m = matrix.load_matrix(matrix.BUNDLED_PATH)
+    rel = m.release("2.15.0")
+    assert rel is not None
+    floors = [
+        ours.floor_of_tag(tag)
+        for tag in rel.platform_tags("macos_arm64")
+        if "cp312-cp312" in rel.pypi_files[tag]
+    ]
+    low = min(f[1] for f in floors if f is not None)
+    older = f"{low[0] - 1}.6"
+    facts = spec_facts(os="macos", arch="arm64", python="3.12", macos=older)
+    plan = make_plan(facts, PlanOptions(torch="2.15"), m)
+    assert f"needs macOS {low[0]}.{low[1]} or newer for Python 3.12" in " ".join(plan.reasons)

@@ -182,6 +182,7 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
             arch_found, replaces_arch = V.target_arch_findings(facts, arches)
             platform_found = V.target_platform_findings(facts, arches.wheel_tags, args.arch)
             extra = (*arch_found, *platform_found)
+        extra = (*extra, *V.target_python_findings(facts, args.python))
     else:
         facts, label = load_facts(args.root)
         plan_facts = facts  # on a fresh GPU instance: plus the GPUs its type has (cloudplan.apply)
