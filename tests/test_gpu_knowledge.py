@@ -229,4 +229,4 @@ def test_doctor_reads_the_error_code_not_the_prose() -> None:
         ("driver-not-loaded", "driver-unusable"),
     ):
         facts = Facts(nvidia=NvidiaInfo(**{**base.__dict__, "error_code": code}))
-        assert want in {f.code for f in doctor(facts)}
+        assert want in {f.code for f in doctor(facts, None, M)}
