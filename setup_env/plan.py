@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from setup_env.cuda import window_fit
 from setup_env.facts import (
     AppleInfo,
     CpuInfo,
@@ -262,6 +261,12 @@ def runs_on(cc: tuple[int, int], build: Build) -> Optional[str]:
     from setup_env import cuda
 
     return cuda.runs_on(cc, build.arches)
+
+
+def _window_fit(branch: int, first: Optional[int], last: Optional[int]) -> str:
+    from setup_env import cuda
+
+    return cuda.window_fit(branch, first, last)
 
 
 def _sm(cc: tuple[int, int]) -> str:
@@ -861,7 +866,7 @@ def _driver_possible(ctx: _Ctx, need: Version) -> bool:
         if g.cc is None:
             continue
         last = g.last_branch
-        if last is not None and window_fit(need.major, None, last) != "ok":
+        if last is not None and _window_fit(need.major, None, last) != "ok":
             why = (
                 f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
                 f"driver >= {need} is not available for it"
@@ -880,7 +885,7 @@ def _driver_window_findings(ctx: _Ctx) -> None:
     if drv is None:
         return
     for g in ctx.nv:
-        if g.cc is None or window_fit(drv.major, g.first_branch, None) == "ok":
+        if g.cc is None or _window_fit(drv.major, g.first_branch, None) == "ok":
             continue
         ctx.reason(
             "driver-older-than-gpu",
@@ -900,7 +905,7 @@ def _upgrade_driver_fix(
         return
     need_v = _v(need)
     if need_v is not None and any(
-        window_fit(need_v.major, None, g.last_branch) != "ok" for g in ctx.nv
+        _window_fit(need_v.major, None, g.last_branch) != "ok" for g in ctx.nv
     ):
         if fallback and fallback != need:
             fb = _v(fallback)
