@@ -632,6 +632,21 @@ def user_matrix_path() -> Path:
 _CACHE: dict[tuple[str, int, int], Matrix] = {}
 
 
+def read_document(path: Path) -> Any:
+    """The JSON of a matrix file through the bounded reader (size cap, depth and size checks);
+    MatrixError when it can't be read. Not validated: :func:`parse` does that."""
+    from setup_env import bounded
+
+    try:
+        return bounded.parse_json(bounded.read_file(path, MAX_MATRIX_FILE), "the wheel matrix")
+    except bounded.ReadFailed as exc:
+        raise MatrixError(
+            f"{path}: cannot read the wheel matrix ({exc.detail or exc.kind})"
+        ) from None
+    except bounded.InputError as exc:
+        raise MatrixError(f"{path}: {exc}") from None
+
+
 def _read(path: Path, origin: str) -> Matrix:
     try:
         st = path.stat()
@@ -641,17 +656,7 @@ def _read(path: Path, origin: str) -> Matrix:
     hit = _CACHE.get(key)
     if hit is not None and hit.origin == origin:
         return hit
-    from setup_env import bounded
-
-    try:
-        doc = bounded.parse_json(bounded.read_file(path, MAX_MATRIX_FILE), "the wheel matrix")
-    except bounded.ReadFailed as exc:
-        raise MatrixError(
-            f"{path}: cannot read the wheel matrix ({exc.detail or exc.kind})"
-        ) from None
-    except bounded.InputError as exc:
-        raise MatrixError(f"{path}: {exc}") from None
-    matrix = parse(doc, path=str(path), origin=origin)
+    matrix = parse(read_document(path), path=str(path), origin=origin)
     _CACHE[key] = matrix
     return matrix
 
