@@ -504,7 +504,24 @@ def _floor(row: Mapping[str, Any]) -> DriverFloor:
 
 
 def parse(doc: Any, path: str = "", origin: str = "bundled") -> Matrix:
-    """A validated :class:`Matrix` from a document; :class:`MatrixError` lists what is wrong."""
+    """A validated :class:`Matrix` from a document; :class:`MatrixError` lists what is wrong.
+
+    A document read from outside (``SETUP_ENV_MATRIX``, the user's refreshed copy) may hold any
+    JSON: a value of the wrong type where :func:`validate` expects a table is a MatrixError too
+    (the caller then falls back to the bundled matrix), never an exception of another kind."""
+    try:
+        return _parse(doc, path, origin)
+    except MatrixError:
+        raise
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        where = f"{path}: " if path else ""
+        raise MatrixError(
+            f"{where}invalid wheel matrix: a value has the wrong type or shape "
+            f"({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
+
+
+def _parse(doc: Any, path: str, origin: str) -> Matrix:
     problems = validate(doc)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
