@@ -73,7 +73,8 @@ def _row(info: JetsonInfo, cat: catalogue.Catalogue) -> tuple[Optional[catalogue
         if row is not None:
             return row, ""
     cc = info.compute_capability or ""
-    rows = [j for j in cat.jetpacks if j.supports(cc)]
+    # The module unknown (a report without its GPU line): every JetPack is a candidate.
+    rows = [j for j in cat.jetpacks if j.supports(cc)] if cc else list(cat.jetpacks)
     if not rows:
         return None, ""
     by_cuda = [j for j in rows if info.cuda and j.cuda == info.cuda]

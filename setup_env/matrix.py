@@ -511,7 +511,24 @@ def _floor(row: Mapping[str, Any]) -> DriverFloor:
 
 
 def parse(doc: Any, path: str = "", origin: str = "bundled") -> Matrix:
-    """A validated :class:`Matrix` from a document; :class:`MatrixError` lists what is wrong."""
+    """A validated :class:`Matrix` from a document; :class:`MatrixError` lists what is wrong.
+
+    A document read from outside (``SETUP_ENV_MATRIX``, the user's refreshed copy) may hold any
+    JSON: a value of the wrong type where :func:`validate` expects a table is a MatrixError too
+    (the caller then falls back to the bundled matrix), never an exception of another kind."""
+    try:
+        return _parse(doc, path, origin)
+    except MatrixError:
+        raise
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        where = f"{path}: " if path else ""
+        raise MatrixError(
+            f"{where}invalid wheel matrix: a value has the wrong type or shape "
+            f"({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
+
+
+def _parse(doc: Any, path: str, origin: str) -> Matrix:
     problems = validate(doc)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -641,6 +658,21 @@ def user_matrix_path() -> Path:
 _CACHE: dict[tuple[str, int, int], Matrix] = {}
 
 
+def read_document(path: Path) -> Any:
+    """The JSON of a matrix file through the bounded reader (size cap, depth and size checks);
+    MatrixError when it can't be read. Not validated: :func:`parse` does that."""
+    from setup_env import bounded
+
+    try:
+        return bounded.parse_json(bounded.read_file(path, MAX_MATRIX_FILE), "the wheel matrix")
+    except bounded.ReadFailed as exc:
+        raise MatrixError(
+            f"{path}: cannot read the wheel matrix ({exc.detail or exc.kind})"
+        ) from None
+    except bounded.InputError as exc:
+        raise MatrixError(f"{path}: {exc}") from None
+
+
 def _read(path: Path, origin: str) -> Matrix:
     try:
         st = path.stat()
@@ -650,17 +682,7 @@ def _read(path: Path, origin: str) -> Matrix:
     hit = _CACHE.get(key)
     if hit is not None and hit.origin == origin:
         return hit
-    from setup_env import bounded
-
-    try:
-        doc = bounded.parse_json(bounded.read_file(path, MAX_MATRIX_FILE), "the wheel matrix")
-    except bounded.ReadFailed as exc:
-        raise MatrixError(
-            f"{path}: cannot read the wheel matrix ({exc.detail or exc.kind})"
-        ) from None
-    except bounded.InputError as exc:
-        raise MatrixError(f"{path}: {exc}") from None
-    matrix = parse(doc, path=str(path), origin=origin)
+    matrix = parse(read_document(path), path=str(path), origin=origin)
     _CACHE[key] = matrix
     return matrix
 

@@ -524,13 +524,11 @@ class Base:
 
 
 def _read_doc(path: Path) -> dict[str, Any]:
-    """A matrix document that ``matrix.parse`` accepts; MatrixError (a ValueError) otherwise."""
+    """A matrix document that ``matrix.parse`` accepts, read as ``load_matrix`` reads one (the
+    bounded reader); MatrixError (a ValueError) otherwise."""
     from setup_env import matrix
 
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
-        raise matrix.MatrixError(f"{path}: cannot read the wheel matrix ({exc})") from exc
+    doc = matrix.read_document(path)
     matrix.parse(doc, path=str(path))
     return dict(doc)
 

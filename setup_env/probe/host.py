@@ -484,7 +484,11 @@ class ReplayHost:
                 raise ReplayError(f"{self.root} is not a captured machine: no host.json") from None
             raise ReplayError(f"{doc_path}: unreadable: {exc.detail or exc.kind}") from None
         try:
-            doc = validate_host_doc(bounded.parse_json(data, "host.json"))
+            parsed = bounded.parse_json(data, "host.json")
+        except bounded.InputError as exc:
+            raise ReplayError(f"{doc_path}: unreadable: {exc}") from None
+        try:
+            doc = validate_host_doc(parsed)
         except bounded.InputError as exc:
             raise ReplayError(f"{doc_path}: {exc}") from None
         self._doc = doc
