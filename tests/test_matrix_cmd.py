@@ -19,7 +19,7 @@ from packaging.version import Version
 
 from setup_env import index, matrix, refresh
 from setup_env.cli import main
-from setup_env.variant import Variant
+from setup_env.variant import CPU, Variant
 
 V = Variant.parse
 
@@ -441,9 +441,10 @@ def test_show_json(cache_home: Path, capsys: pytest.CaptureFixture[str]) -> None
     }
     [rel] = show["releases"]
     assert rel["version"] == "2.14.1" and rel["requires_python"] == ">=3.10"
-    assert rel["platforms"]["linux_x86_64"]["pypi_variant"] == "cu130"
-    assert rel["platforms"]["windows_x86_64"]["pypi_variant"] == "cpu"
-    assert {r["variant"] for r in rel["index"]} == {"cu130"}
+    # variants serialise as their labels; read back, they are the same Variants
+    assert V(rel["platforms"]["linux_x86_64"]["pypi_variant"]) == V("cu130")
+    assert V(rel["platforms"]["windows_x86_64"]["pypi_variant"]) == CPU
+    assert {V(r["variant"]) for r in rel["index"]} == {V("cu130")}
     x86 = next(r for r in rel["index"] if "linux_x86_64" in r["platforms"])
     assert x86["sass"][-1] == "sm_120" and x86["toolkit"] == "13.0.2"
     assert x86["driver_minimum"]["linux"]["minor_version_compat"] == "580"
