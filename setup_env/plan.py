@@ -854,14 +854,15 @@ def _driver_fixes(ctx: _Ctx, installable: list[Release], chosen: _Candidate) -> 
             if best is None or v < best[0]:
                 best = (v, text, variant)
         if best is not None:
-            if not _driver_possible(ctx, best[0]):
+            if not _driver_possible(ctx, best[0], best[1]):
                 return
             _upgrade_driver_fix(ctx, best[1], f"torch {rel.version} ({best[2]})", prio=10)
             return
 
 
-def _driver_possible(ctx: _Ctx, need: Version) -> bool:
-    """False (with the reason) when a GPU's last driver branch is older than ``need``."""
+def _driver_possible(ctx: _Ctx, need: Version, spelled: str = "") -> bool:
+    """False (with the reason) when a GPU's last driver branch is older than ``need``
+    (``spelled``: the version as NVIDIA writes it, 520.61.05; ``Version`` prints 520.61.5)."""
     for g in ctx.nv:
         if g.cc is None:
             continue
@@ -869,7 +870,7 @@ def _driver_possible(ctx: _Ctx, need: Version) -> bool:
         if last is not None and _window_fit(need.major, None, last) != "ok":
             why = (
                 f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
-                f"driver >= {need} is not available for it"
+                f"driver >= {spelled or need} is not available for it"
             )
             if why not in (t for _c, t in ctx.reasons):
                 ctx.reason("driver-branch-ended", why)
@@ -909,11 +910,11 @@ def _upgrade_driver_fix(
     ):
         if fallback and fallback != need:
             fb = _v(fallback)
-            if fb is not None and _driver_possible(ctx, fb):
-                _driver_possible(ctx, need_v)
+            if fb is not None and _driver_possible(ctx, fb, fallback):
+                _driver_possible(ctx, need_v, need)
                 _upgrade_driver_fix(ctx, fallback, what, prio, new)
                 return
-        _driver_possible(ctx, need_v)
+        _driver_possible(ctx, need_v, need)
         return
     verb = "Install" if new else "Upgrade"
     branch = need.split(".")[0]
@@ -1019,7 +1020,7 @@ def _nvidia_none(
                     need = (v, text, f"torch {rel.version} ({variant})")
             if need is not None:
                 break
-        if need is not None and _driver_possible(ctx, need[0]):
+        if need is not None and _driver_possible(ctx, need[0], need[1]):
             _upgrade_driver_fix(ctx, need[1], need[2], prio=1)
     cc_list = sorted({_ccs(g.cc) for g in ctx.nv if g.cc}, key=Version)
     if len(cc_list) > 1:

@@ -214,3 +214,38 @@ def test_python_alone_replans_the_detected_machine_for_another_python(
     assert doc["torch_version"].startswith("2.14.")
     code, _out, err = run(capsys, "--python", "3.x")
     assert code == 2 and "expected a version like 3.12" in err
+
+
+# NVIDIA writes its driver versions with zero-padded parts (520.61.05, 450.80.02); a parsed
+# Version prints them unpadded (520.61.5). Every driver string of the matrix, padded as NVIDIA
+# prints it, must never appear unpadded in what plan prints, for machines that reach each path
+# that names a driver (an old driver, a GPU whose driver branches ended, a new GPU).
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--os", "linux", "--gpu", "Tesla K80", "--driver", "470.42.01", "--python", "3.12"],
+        ["--os", "linux", "--gpu", "RTX 4090", "--driver", "450.51.06", "--python", "3.12"],
+        ["--os", "linux", "--gpu", "GTX 1080", "--driver", "384.81", "--python", "3.12"],
+        ["--os", "windows", "--gpu", "RTX 3060", "--driver", "456.71", "--python", "3.12"],
+        ["--os", "linux", "--gpu", "RTX 5090", "--driver", "560.35.03", "--python", "3.12"],
+    ],
+    ids=["kepler-470", "ada-450", "pascal-384", "windows-456", "blackwell-560"],
+)
+def test_driver_versions_keep_nvidias_zero_padding(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    import re
+
+    padded = set()
+    for row in mx.load_matrix().cuda.values():
+        for floor in (*row.updates.values(), row.mvc):
+            for text in (floor.linux_text, floor.windows_text):
+                if text and re.search(r"\.0\d", text):
+                    padded.add(text)
+    assert padded, "the matrix names no zero-padded driver: the test would prove nothing"
+    _code, text, _err = run(capsys, *argv)
+    _code, doc, _err = run(capsys, *argv, "--json")
+    for spelled in padded:
+        unpadded = re.sub(r"\.0(\d)", r".\1", spelled)
+        for out in (text, doc):
+            assert not re.search(re.escape(unpadded) + r"(?![\d])", out), (spelled, out)
