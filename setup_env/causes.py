@@ -1,7 +1,7 @@
 """Root causes: the findings that explain a symptom, ranked above it, and the whole route to a
 working build when none fits as things are.
 
-Pure: facts (+ the plan, + the wheel matrix through the doctor's :class:`Knowledge`) in,
+Pure: facts (+ the plan, + the wheel matrix: ``setup_env.matrix.Matrix`` or None) in,
 findings out. Used by ``doctor.examine`` (this machine, a captured one) and by ``diagnose`` (a
 pasted report) alike. The messages torch printed inside a pasted report reach this module as
 notes with source ``collect_env:warning`` (see :func:`setup_env.collect_env.read_messages`).
@@ -17,9 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env.cuda import driver_fit
 from setup_env.facts import Facts, Gpu, InstalledPackage
+from setup_env.variant import CPU, Variant
+
+if TYPE_CHECKING:
+    from setup_env.matrix import Matrix
 
 # Minimum NVIDIA driver (Linux, Windows) for the CUDA toolkits before 11.6, which the wheel matrix
 # does not carry. CUDA 11.0 and older have no minor-version compatibility: each toolkit needs its
@@ -120,8 +125,7 @@ def _cuda_of(pkg: InstalledPackage) -> Optional[str]:
         m = re.match(r"^(\d+)\.(\d+)", pkg.cuda)
         if m:
             return f"{m.group(1)}.{m.group(2)}"
-    m = re.match(r"^cu(\d+)(\d)$", pkg.variant or "")
-    return f"{m.group(1)}.{m.group(2)}" if m else None
+    return pkg.variant.cuda if pkg.variant is not None else None
 
 
 def is_jetson(facts: Facts) -> bool:
@@ -146,16 +150,23 @@ def _messages(facts: Facts) -> list[Any]:
     return out
 
 
-def driver_floor(cuda: str, os_family: str, know: Any) -> Optional[str]:
+def driver_floor(cuda: str, os_family: str, matrix: Optional[Matrix]) -> Optional[str]:
     """The lowest driver that runs CUDA ``cuda`` (its minor-version-compatibility floor where it
-    has one): the matrix's, else :data:`OLD_CUDA_DRIVERS`'."""
-    got = know.driver_minimum(cuda, os_family) if know is not None else None
-    if got:
-        return str(got[0])
+    has one): the matrix's (through :func:`setup_env.cuda.driver_fit`), else
+    :data:`OLD_CUDA_DRIVERS`'."""
+    if matrix is not None:
+        fit = driver_fit(None, cuda, os_family, matrix.cuda)
+        if fit.toolkit_min is not None:
+            return fit.mvc_floor or fit.toolkit_min
     row = OLD_CUDA_DRIVERS.get(cuda)
     if row is None:
         return None
     return row[1] if os_family == "windows" else row[0]
+
+
+def _plans_cuda(plan: Any) -> bool:
+    variant = plan.variant if plan is not None else None
+    return variant is not None and variant.is_cuda
 
 
 def _command(plan: Any, reinstall: bool = True) -> Optional[str]:
@@ -167,10 +178,12 @@ def _command(plan: Any, reinstall: bool = True) -> Optional[str]:
 # --- findings ------------------------------------------------------------------------------------
 
 
-def apply(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> tuple[Any, ...]:
+def apply(
+    facts: Facts, plan: Any, matrix: Optional[Matrix], existing: Sequence[Any]
+) -> tuple[Any, ...]:
     """The doctor's findings with the root causes added (a more precise one replaces the
     doctor's of the same code), ranked by :func:`rank`."""
-    extra = findings(facts, plan, know, existing)
+    extra = findings(facts, plan, matrix, existing)
     replaced = {f.code for f in extra}
     if is_jetson(facts):
         # A Jetson's driver comes with its L4T release: no nvidia-smi is no missing driver.
@@ -179,7 +192,9 @@ def apply(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> tuple[
     return rank([*kept, *extra])
 
 
-def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> list[Any]:
+def findings(
+    facts: Facts, plan: Any, matrix: Optional[Matrix], existing: Sequence[Any]
+) -> list[Any]:
     """The root-cause findings the doctor's checks do not make, and the existing ones made more
     precise (returned in place of them: same code). ``existing``: the doctor's findings."""
     from setup_env.doctor import Finding
@@ -196,7 +211,7 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
     cuda = _cuda_of(torch) if torch is not None else None
     if (cuda or too_old) and "cuda-newer-than-driver" not in codes:
         driver = facts.nvidia.driver_version if facts.nvidia is not None else None
-        floor = driver_floor(cuda, os_family, know) if cuda else None
+        floor = driver_floor(cuda, os_family, matrix) if cuda else None
         old = cuda in OLD_CUDA_DRIVERS
         if (driver and floor and _vt(driver) < _vt(floor)) or too_old:
             evidence = (
@@ -221,9 +236,7 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
                         else ""
                     )
                 )
-            command = (
-                _command(plan) if (getattr(plan, "variant", "") or "").startswith("cu") else None
-            )
+            command = _command(plan) if _plans_cuda(plan) else None
             out.append(
                 Finding(
                     "cuda-newer-than-driver",
@@ -270,15 +283,13 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
                     f"{m.gpu} (compute capability {m.cc}) is older than the installed torch "
                     f"supports" + (f" (its minimum is {m.min_cc})" if m.min_cc else ""),
                     evidence=(f"torch says: {m.text} [collect_env:warning]",),
-                    fix=_old_gpu_fix(m.cc, facts, know),
+                    fix=_old_gpu_fix(m.cc, facts, matrix),
                 )
             )
         if m.kind == "arch-not-compatible" and "gpu-arch-not-in-wheel" not in codes:
             codes.add("gpu-arch-not-in-wheel")
             sm = "sm_" + (m.cc or "").replace(".", "")
-            command = (
-                _command(plan) if (getattr(plan, "variant", "") or "").startswith("cu") else None
-            )
+            command = _command(plan) if _plans_cuda(plan) else None
             out.append(
                 Finding(
                     "gpu-arch-not-in-wheel",
@@ -404,8 +415,8 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
     return out
 
 
-def _old_gpu_fix(cc: Optional[str], facts: Facts, know: Any) -> str:
-    newest = newest_with_arch(cc, facts, know)
+def _old_gpu_fix(cc: Optional[str], facts: Facts, matrix: Optional[Matrix]) -> str:
+    newest = newest_with_arch(cc, facts, matrix)
     if newest is not None:
         sm = "sm_" + (cc or "").replace(".", "")
         return f"install torch {newest[0]}+{newest[1]}: the newest build with {sm}"
@@ -459,7 +470,7 @@ class Route:
 
     steps: tuple[Step, ...]
     torch: str
-    variant: str
+    variant: Variant
 
 
 def _sm(cc: str) -> str:
@@ -467,44 +478,42 @@ def _sm(cc: str) -> str:
 
 
 def newest_with_arch(
-    cc: Optional[str], facts: Facts, know: Any, driver: Optional[str] = None
-) -> Optional[tuple[str, str, str]]:
+    cc: Optional[str], facts: Facts, matrix: Optional[Matrix], driver: Optional[str] = None
+) -> Optional[tuple[str, Variant, str]]:
     """(torch version, variant, driver floor) of the newest build in the matrix with native
     kernels for ``cc`` on this platform; among that release's builds, one ``driver`` already
     runs, else the one needing the lowest driver."""
     from setup_env.cuda import parse_cc, runs_on
-    from setup_env.doctor import _platform
+    from setup_env.doctor import wheel_platform
 
-    m = getattr(know, "_m", lambda: None)()
-    matrix = getattr(m, "matrix", None)
     target = parse_cc(cc)
     if matrix is None or target is None:
         return None
-    plat = _platform(facts)
+    plat = wheel_platform(facts)
     os_family = "windows" if facts.os.family == "windows" or facts.os.wsl else "linux"
     for rel in reversed(matrix.releases):
         variants = set(rel.index_variants(plat))
         pv = rel.pypi_variant.get(plat)
         if pv is not None:
             variants.add(pv.variant)
-        cands: list[tuple[tuple[int, ...], str, str]] = []
+        cands: list[tuple[tuple[int, ...], Variant, str]] = []
         for variant in variants:
-            if not variant.startswith("cu"):
+            if not variant.is_cuda:
                 continue
             b = matrix.build(variant, rel.version, plat)
-            if b is None or runs_on(target, b.arch_names()) != "sass":
+            if b is None or runs_on(target, b.arches) != "sass":
                 continue
-            floor = driver_floor(b.cuda, os_family, know) or ""
+            floor = driver_floor(b.cuda, os_family, matrix) or ""
             cands.append((_vt(floor), variant, floor))
         if not cands:
             continue
         fits = [c for c in cands if driver and _vt(driver) >= c[0]]
-        pick = max(fits, key=lambda c: _vt(c[1][2:])) if fits else min(cands)
+        pick = max(fits, key=lambda c: c[1]) if fits else min(cands)
         return str(rel.version), pick[1], pick[2]
     return None
 
 
-def route(facts: Facts, plan: Any, know: Any) -> Optional[Route]:
+def route(facts: Facts, plan: Any, matrix: Optional[Matrix]) -> Optional[Route]:
     """When no build fits as things are (or only a fallback does), the ranked steps that reach
     the newest build for this machine's GPU (or, without an NVIDIA GPU, the newest build for the
     platform), and that build. None when the plan already fits, or nothing is known enough."""
@@ -512,11 +521,9 @@ def route(facts: Facts, plan: Any, know: Any) -> Optional[Route]:
         return None
     if not facts.python.version or facts.os.family == "other" or is_jetson(facts):
         return None
-    m = getattr(know, "_m", lambda: None)()
-    matrix = getattr(m, "matrix", None)
     if matrix is None:
         return None
-    from setup_env.doctor import _platform
+    from setup_env.doctor import wheel_platform
 
     py = facts.python.version
     steps: list[Step] = []
@@ -526,7 +533,7 @@ def route(facts: Facts, plan: Any, know: Any) -> Optional[Route]:
     driver = facts.nvidia.driver_version if facts.nvidia is not None else None
     if gpus:
         cc = min((g.compute_capability or "" for g in gpus), key=_vt)
-        got = newest_with_arch(cc, facts, know, driver)
+        got = newest_with_arch(cc, facts, matrix, driver)
         if got is None:
             return None
         version, variant, floor = got
@@ -537,13 +544,13 @@ def route(facts: Facts, plan: Any, know: Any) -> Optional[Route]:
             steps.append(Step("driver", f"NVIDIA driver >= {floor}"))
         steps.append(Step("torch", f"torch {version}+{variant}: the newest build with {_sm(cc)}"))
         return Route(tuple(steps), version, variant) if len(steps) > 1 else None
-    plat = _platform(facts)
+    plat = wheel_platform(facts)
     for rel in reversed(matrix.releases):
-        if rel.platform_tags(plat) or "cpu" in rel.index_variants(plat):
+        if rel.platform_tags(plat) or CPU in rel.index_variants(plat):
             if not rel.allows_python(py):
                 steps.append(Step("python", f"Python >= {_lowest_python(rel)}"))
             steps.append(Step("torch", f"torch {rel.version} (CPU): the newest for {plat}"))
-            return Route(tuple(steps), str(rel.version), "cpu") if len(steps) > 1 else None
+            return Route(tuple(steps), str(rel.version), CPU) if len(steps) > 1 else None
     return None
 
 

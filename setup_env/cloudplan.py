@@ -31,6 +31,7 @@ from setup_env.facts import (
     PythonInfo,
     RocmInfo,
 )
+from setup_env.variant import CPU
 
 if TYPE_CHECKING:
     from setup_env.cloud_catalog import Catalog, Image, Instance
@@ -65,9 +66,9 @@ class CloudAdvice:
     def plan_lines(self, plan: Plan) -> tuple[str, ...]:
         """Lines that depend on the chosen wheel: the driver it needs, a CPU fallback."""
         out: list[str] = []
-        variant = plan.variant or ""
-        if plan.min_driver and variant.startswith("cu"):
-            what = f"torch {plan.torch_version} ({variant})" if plan.torch_version else variant
+        variant = plan.variant
+        if plan.min_driver and variant is not None and variant.is_cuda:
+            what = f"torch {plan.torch_version} ({variant})" if plan.torch_version else str(variant)
             line = f"{what} needs NVIDIA driver >= {plan.min_driver}"
             branch = self.image_driver_branch
             if branch and _major(plan.min_driver) > int(branch):
@@ -87,7 +88,7 @@ class CloudAdvice:
                     f"through CUDA minor-version compatibility; for the full minimum install "
                     f"branch {wanted} or newer where offered (`ubuntu-drivers list --gpgpu`)"
                 )
-        if variant == "cpu" and self.gpu and self.gpu_count:
+        if variant == CPU and self.gpu and self.gpu_count:
             out.append(
                 f"the plan is the CPU wheel: no PyTorch GPU build fits {self.gpu} on "
                 f"{self.host_arch or 'this host'} with these constraints"
@@ -457,10 +458,13 @@ def advise(inst: Instance, image: Image, assumed: bool = False) -> CloudAdvice:
         )
     if inst.note and not inst.note.startswith("Xen-based"):  # that one is for detection
         lines.append(f"note: {inst.note}")
-    if gpu.vendor == "nvidia" and inst.host_arch == "aarch64" and _cc_tuple(gpu) < (8, 0):
+    from setup_env.cuda import parse_cc, sm
+
+    cc = parse_cc(gpu.compute_capability) or (0, 0)
+    if gpu.vendor == "nvidia" and inst.host_arch == "aarch64" and cc < (8, 0):
         # VERIFIED.md section 3: aarch64 CUDA wheels of 2.14/2.15 carry sm_80 and newer only.
         lines.append(
-            f"{gpu.name} is sm_{(gpu.compute_capability or '').replace('.', '')} on an aarch64 "
+            f"{gpu.name} is {sm(cc)} on an aarch64 "
             f"host: PyTorch's aarch64 CUDA wheels start at sm_80, so none runs on it; use the "
             f"CPU wheel or build PyTorch from source with TORCH_CUDA_ARCH_LIST="
             f"{gpu.compute_capability}"
@@ -468,7 +472,7 @@ def advise(inst: Instance, image: Image, assumed: bool = False) -> CloudAdvice:
     if gpu.vendor == "nvidia" and gpu.architecture in ("Maxwell", "Pascal", "Volta"):
         lines.append(
             f"{gpu.name} ({gpu.compute_capability}) is not in the CUDA 12.8+/13 wheels: only "
-            f"cu126 builds (torch 2.14 and older) still carry sm_{_sm(gpu)}"
+            f"cu126 builds (torch 2.14 and older) still carry {sm(cc)}"
         )
     if gpu.vendor == "nvidia" and gpu.architecture == "Kepler":
         lines.append(f"{gpu.name} (sm_37) is not supported by any current PyTorch CUDA wheel")
@@ -486,18 +490,6 @@ def advise(inst: Instance, image: Image, assumed: bool = False) -> CloudAdvice:
         fabric_manager=inst.fabric_manager,
         image_driver_branch=image.driver_branch,
     )
-
-
-def _cc_tuple(gpu: Any) -> tuple[int, int]:
-    try:
-        major, minor = str(gpu.compute_capability).split(".")
-        return int(major), int(minor)
-    except ValueError:
-        return (0, 0)
-
-
-def _sm(gpu: Any) -> str:
-    return str(gpu.compute_capability or "").replace(".", "")
 
 
 def _driver_route(inst: Instance, image: Image) -> tuple[str, list[str]]:

@@ -43,6 +43,7 @@ from setup_env.facts import (
     RocmInfo,
     XpuInfo,
 )
+from setup_env.variant import CPU, XPU, Variant
 
 SOURCE = "collect_env"
 WARNING_SOURCE = "collect_env:warning"  # facts read from the messages pasted with the report
@@ -751,28 +752,12 @@ def _cudnn_version(cudnn_lines: list[str]) -> Optional[str]:
     return ".".join(str(p) for p in best) if best else None
 
 
-def _local_variant(version: str) -> Optional[str]:
-    if "+" not in version:
-        return None
-    label = version.split("+", 1)[1]
-    m = re.match(r"^(cpu|cu\d{2,3}|rocm\d+(?:\.\d+)*|xpu)(?:\b|$|\.)", label)
-    if m:
-        return m.group(1)
-    if label.startswith("rocm"):
-        return "rocm"
-    return None
-
-
-def _cuda_variant(cuda: Optional[str]) -> Optional[str]:
-    m = re.match(r"^(\d+)\.(\d+)", cuda or "")
-    return f"cu{m.group(1)}{m.group(2)}" if m else None
-
-
-def _conda_variant(build: str) -> Optional[str]:
+def _conda_variant(build: str) -> Optional[Variant]:
+    """A conda build string's variant: ``py3.11_cuda12.1_cudnn8.9.2_0`` -> cu121."""
     if "cpu" in build:
-        return "cpu"
-    m = re.search(r"cuda(\d+)\.(\d+)", build)
-    return f"cu{m.group(1)}{m.group(2)}" if m else None
+        return CPU
+    m = re.search(r"cuda(\d+\.\d+)", build)
+    return Variant.cuda_of(m.group(1)) if m else None
 
 
 def _packages(
@@ -792,7 +777,8 @@ def _packages(
             m = re.match(r"^([A-Za-z0-9_.-]+)==(\S+)$", body)
             if not m:
                 continue
-            name, version, installer, variant = m.group(1), m.group(2), "pip", None
+            name, version, installer = m.group(1), m.group(2), "pip"
+            variant: Optional[Variant] = None
         else:
             parts = body.split()
             if len(parts) < 2:
@@ -821,7 +807,7 @@ def _packages(
             InstalledPackage(
                 name=name,
                 version=version,
-                variant=variant or _local_variant(version),
+                variant=variant or Variant.from_local(version),
                 installer=installer,
                 source=f"{SOURCE}:{tag}]",
             )
@@ -829,27 +815,27 @@ def _packages(
     out: list[InstalledPackage] = []
     # The torch the report imported comes first and wins; other torch installs are shadowed.
     if torch_version:
-        variant = _local_variant(torch_version)
+        torch_variant = Variant.from_local(torch_version)
         cuda = cuda_build if cuda_build and re.match(r"^\d+\.\d+", cuda_build) else None
         hip = rocm_build
-        if variant is None:
+        if torch_variant is None:
             if cuda:
-                variant = _cuda_variant(cuda)
+                torch_variant = Variant.cuda_of(cuda)
             elif hip:
-                variant = "rocm" + ".".join(hip.split(".")[:2])
+                torch_variant = Variant.rocm_of(hip)
             elif os_info.family in ("linux", "windows") and not re.search(
                 r"\+git|a0\+", torch_version
             ):
                 # A source build ("2.5.0a0+git136e28f") without CUDA or ROCm may be an XPU
                 # (or any other) build: collect_env does not say.
-                variant = "cpu"
+                torch_variant = CPU
         listed = [p for p in found if p.name == "torch" and p.version == torch_version]
         torch_installer = listed[0].installer if listed else None
         out.append(
             InstalledPackage(
                 name="torch",
                 version=torch_version,
-                variant=variant,
+                variant=torch_variant,
                 cuda=cuda,
                 hip=hip,
                 installer=torch_installer,
@@ -1095,7 +1081,7 @@ def _missing(fields: dict[str, str], facts: Facts) -> tuple[str, ...]:
         and "Is XPU available" not in fields
         and not facts.gpus
         and (facts.package("torch") is not None)
-        and (facts.package("torch").variant in ("xpu", None))  # type: ignore[union-attr]
+        and (facts.package("torch").variant in (XPU, None))  # type: ignore[union-attr]
     ):
         # An XPU (or unknown) build: collect_env before torch 2.8 does not list Intel GPUs.
         out.append("gpus")

@@ -175,18 +175,26 @@ class DriverFit:
     cuda: str  # "12.8": the wheel's CUDA X.Y
     toolkit_min: Optional[str] = None  # the driver shipped with the wheel's own toolkit (text)
     mvc_floor: Optional[str] = None  # the minor-version-compatibility floor; None: MVC can't help
+    judged_by: Literal["driver", "cuda", ""] = ""  # the driver version, or only its CUDA version
 
     @property
     def runs(self) -> bool:
-        """The wheel can run on this driver (or no driver is there to judge)."""
-        return self.compat in ("full", "mvc", "no-driver", "unknown")
+        """The wheel runs on this driver (or there is no driver yet: install one >= toolkit_min)."""
+        return self.compat in ("full", "mvc", "no-driver")
+
+    @property
+    def too_old(self) -> bool:
+        return self.compat == "too-old"
 
     def why_not(self) -> str:
-        """The reason in words, for an unfit driver ("" when it fits)."""
-        if self.runs:
+        """Why the driver doesn't run the wheel, in words ("" unless it is too old or unknown)."""
+        if self.compat == "unknown":
+            return f"no driver data for CUDA {self.cuda}"
+        if not self.too_old:
             return ""
-        if self.toolkit_min is None:
-            return f"needs a driver for CUDA {self.cuda}"
+        if self.judged_by == "cuda" or self.toolkit_min is None:
+            need = f" (>= {self.toolkit_min})" if self.toolkit_min else ""
+            return f"needs a driver for CUDA {self.cuda}{need}"
         why = f"needs driver >= {self.toolkit_min}"
         if self.mvc_floor is not None and self.mvc_floor != self.toolkit_min:
             why += f" (>= {self.mvc_floor} with minor-version compatibility)"
@@ -210,10 +218,11 @@ def driver_fit(
     """Does an NVIDIA driver run a wheel built with CUDA ``toolkit``?
 
     ``driver``: the driver version (``"570.86.10"``), or None; ``driver_cuda``: the CUDA version
-    the driver supports (nvidia-smi's "CUDA Version", ``cuDriverGetVersion``), used when the driver
-    version is unknown. ``toolkit``: the wheel's own CUDA release (``"12.8.0"``); an X.Y alone
-    (``"12.8"``) is judged by that minor's newest update, the strictest. ``os``: whose driver
-    numbering applies, ``linux`` or ``windows`` (WSL2 runs the Windows driver). ``table``: the
+    the driver supports (nvidia-smi's "CUDA Version", ``cuDriverGetVersion``), used when the
+    driver version is unknown or the table has no row. ``toolkit``: the wheel's own CUDA release
+    (``"12.8.0"``); an X.Y alone (``"12.8"``) is judged by that minor's newest update, the
+    strictest. ``os``: whose driver numbering applies, ``linux`` or ``windows`` (WSL2 runs the
+    Windows driver). ``table``: the
     matrix's ``cuda`` rows. ``needs_ptx``: a GPU runs the wheel only through PTX JIT.
     """
     xy = cuda_xy(toolkit)
@@ -230,24 +239,26 @@ def driver_fit(
         mvc_t = row.mvc.for_os(os)[1] if need >= MVC_SINCE else None
     shown_mvc = mvc_t if mvc_ok else None
     d = version_tuple(driver)
-    if d is not None:
+    dc = version_tuple(driver_cuda)
+    if d is not None and (full_t is not None or dc is None):
         if full_t is None:
             return DriverFit("unknown", "driver-no-data", xy)
         if d >= (version_tuple(full_t) or ()):
-            return DriverFit("full", "driver-full", xy, full_t, shown_mvc)
+            return DriverFit("full", "driver-full", xy, full_t, shown_mvc, "driver")
         if mvc_ok and mvc_t is not None and d >= (version_tuple(mvc_t) or ()):
-            return DriverFit("mvc", "driver-mvc", xy, full_t, shown_mvc)
-        code = "driver-too-old-ptx" if needs_ptx and mvc_t is not None else "driver-too-old"
-        return DriverFit("too-old", code, xy, full_t, shown_mvc)
-    dc = version_tuple(driver_cuda)
-    if dc is not None:
+            return DriverFit("mvc", "driver-mvc", xy, full_t, shown_mvc, "driver")
+        ptx_blocked = needs_ptx and mvc_t is not None and d >= (version_tuple(mvc_t) or ())
+        code = "driver-too-old-ptx" if ptx_blocked else "driver-too-old"
+        return DriverFit("too-old", code, xy, full_t, shown_mvc, "driver")
+    if dc is not None:  # no driver version, or no table row for it: the CUDA it supports
         dc = dc[:2]
         if dc >= need:
-            return DriverFit("full", "driver-full", xy, full_t, shown_mvc)
+            return DriverFit("full", "driver-full", xy, full_t, shown_mvc, "cuda")
         if mvc_ok and dc[0] == need[0] and dc >= MVC_SINCE:
-            return DriverFit("mvc", "driver-mvc", xy, full_t, shown_mvc)
-        code = "driver-too-old-ptx" if needs_ptx and dc[0] == need[0] else "driver-too-old"
-        return DriverFit("too-old", code, xy, full_t, shown_mvc)
+            return DriverFit("mvc", "driver-mvc", xy, full_t, shown_mvc, "cuda")
+        ptx_blocked = needs_ptx and dc[0] == need[0] and need >= MVC_SINCE
+        code = "driver-too-old-ptx" if ptx_blocked else "driver-too-old"
+        return DriverFit("too-old", code, xy, full_t, shown_mvc, "cuda")
     if full_t is None:
         return DriverFit("unknown", "driver-no-data", xy)
     return DriverFit("no-driver", "driver-absent", xy, full_t, shown_mvc)

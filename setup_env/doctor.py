@@ -6,19 +6,25 @@ built only from validated parts (the planner's command, which the planner builds
 parts; paths and values from the facts only after they pass a strict pattern and are quoted).
 
 Nothing here touches the machine or prints. Knowledge about wheels (driver minimums, the
-architectures compiled into each wheel, companion versions) comes from the bundled matrix
-(``setup_env.matrix``) through :class:`Knowledge`, so a test can hand in its own.
+architectures compiled into each wheel, companion versions) comes from the wheel matrix the caller
+hands in (``setup_env.matrix.in_use()``; a test hands in a frozen one; None: the doctor knows
+less); the compatibility rules are :mod:`setup_env.cuda`'s.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
+from setup_env.cuda import CC, Coverage, coverage, driver_fit, parse_cc, sm, version_tuple
 from setup_env.facts import Facts, Gpu, InstalledPackage, Severity
+from setup_env.variant import CPU
+
+if TYPE_CHECKING:
+    from setup_env.matrix import Build, Matrix
+    from setup_env.plan import Plan
 
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
@@ -37,132 +43,21 @@ class Finding:
     details: dict[str, str] = field(default_factory=dict)
 
 
-# --- knowledge from the matrix ---------------------------------------------------------------
+# --- helpers ---------------------------------------------------------------------------------
 
 
 def _vtuple(text: Optional[str]) -> tuple[int, ...]:
-    if not text:
-        return ()
-    m = re.match(r"^\s*(\d+(?:\.\d+)*)", text)
-    return tuple(int(p) for p in m.group(1).split(".")) if m else ()
-
-
-class _MatrixKnowledge:
-    """The doctor's view of a :class:`setup_env.matrix.Matrix` (the real, typed API)."""
-
-    def __init__(self, matrix: Any) -> None:
-        self.matrix = matrix
-
-    def driver_minimum(self, cuda: str, os_family: str) -> Optional[tuple[str, str]]:
-        got = self.matrix.driver_minimum(cuda, "windows" if os_family == "windows" else "linux")
-        return (str(got[0]), str(got[1])) if got else None
-
-    def wheel_arches(
-        self, torch_version: str, variant: str, platform: str
-    ) -> Optional[tuple[str, ...]]:
-        got = self.matrix.wheel_arches(torch_version, variant, platform)  # sm_XY / compute_XY
-        return tuple(got) if got else None
-
-    def companions(self, torch_version: str) -> Optional[dict[str, str]]:
-        """Exact versions where a source names one, else the release pattern (``0.29.*``) the
-        matrix pins the companion with."""
-        out: dict[str, str] = dict(self.matrix.companions(torch_version))
-        base = torch_version.split("+", 1)[0]
-        rel = self.matrix.release(base) if _vtuple(base) else None
-        for name, comp in rel.companions.items() if rel is not None else ():
-            if name not in out and comp.spec and comp.spec.startswith("=="):
-                out[name] = comp.spec[2:]
-        return out or None
-
-
-_LOADED: dict[tuple[str, str], Optional[_MatrixKnowledge]] = {}
-
-
-def matrix_knowledge() -> Optional[_MatrixKnowledge]:
-    """The wheel matrix in use (``setup_env.matrix.load_matrix()``: $SETUP_ENV_MATRIX, a refreshed
-    copy or the bundled data), loaded once per process and location; None when it can't be read
-    (the doctor still runs, knowing less)."""
-    import os
-
-    try:
-        from setup_env import matrix as matrix_mod
-    except ImportError:
-        return None
-    key = (os.environ.get(matrix_mod.ENV_VAR, ""), str(matrix_mod.user_matrix_path()))
-    if key not in _LOADED:
-        try:
-            _LOADED[key] = _MatrixKnowledge(matrix_mod.load_matrix())
-        except (matrix_mod.MatrixError, OSError, ValueError):
-            _LOADED[key] = None
-    return _LOADED[key]
-
-
-class Knowledge:
-    """What the doctor needs to know about wheels and drivers. The default reads the wheel matrix
-    in use (:func:`matrix_knowledge`); a test may hand in any object with the three methods.
-    Every method answers None when the data doesn't say."""
-
-    def __init__(self, matrix: Any = None) -> None:
-        self._matrix = matrix
-        self._loaded = matrix is not None
-
-    def _m(self) -> Any:
-        if not self._loaded:
-            self._loaded = True
-            self._matrix = matrix_knowledge()
-        return self._matrix
-
-    def driver_minimum(self, cuda: str, os_family: str) -> Optional[tuple[str, str]]:
-        """(minor-version-compatibility floor, full-compatibility minimum) driver for a CUDA
-        version (``"12.6"``) on ``os_family``, or None."""
-        fn = getattr(self._m(), "driver_minimum", None)
-        if fn is None:
-            return None
-        try:
-            got = fn(cuda, os_family)
-        except (KeyError, ValueError, LookupError):
-            return None
-        if isinstance(got, tuple) and len(got) == 2:
-            return (str(got[0]), str(got[1]))
-        return None
-
-    def wheel_arches(
-        self, torch_version: str, variant: str, platform: str
-    ) -> Optional[tuple[str, ...]]:
-        """The architectures compiled into a wheel (``("sm_75", "sm_80", "compute_90")``; other
-        spellings ``"8.6"``, ``"9.0+PTX"``, ``"sm_90a"`` are understood too)."""
-        fn = getattr(self._m(), "wheel_arches", None)
-        if fn is None:
-            return None
-        try:
-            got = fn(torch_version, variant, platform)
-        except (KeyError, ValueError, LookupError):
-            return None
-        return tuple(str(a) for a in got) if got else None
-
-    def companions(self, torch_version: str) -> Optional[dict[str, str]]:
-        """{"torchvision": "0.28.0", "torchaudio": "2.11.0"} (or "0.29.*") for a torch release."""
-        fn = getattr(self._m(), "companions", None)
-        if fn is None:
-            return None
-        try:
-            got = fn(torch_version)
-        except (KeyError, ValueError, LookupError):
-            return None
-        return {str(k): str(v) for k, v in dict(got).items()} if got else None
-
-
-# --- helpers ---------------------------------------------------------------------------------
+    return version_tuple(text) or ()
 
 
 def _cuda_of(pkg: InstalledPackage) -> Optional[str]:
     if pkg.cuda:
         return pkg.cuda
-    m = re.match(r"^cu(\d+)(\d)$", pkg.variant or "")
-    return f"{m.group(1)}.{m.group(2)}" if m else None
+    return pkg.variant.cuda if pkg.variant is not None else None
 
 
-def _platform(facts: Facts) -> str:
+def wheel_platform(facts: Facts) -> str:
+    """The wheel platform of these facts: linux_x86_64, windows_x86_64, macos_arm64 ..."""
     arch = (facts.cpu.architecture or facts.python.machine or "").lower()
     arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(arch, arch)
     if facts.os.family == "windows":
@@ -172,61 +67,50 @@ def _platform(facts: Facts) -> str:
     return f"linux_{arch or 'x86_64'}"
 
 
+def driver_os(facts: Facts) -> str:
+    """Whose driver numbering applies: under WSL2 the driver is the Windows host's."""
+    return "windows" if facts.os.wsl or facts.os.family == "windows" else "linux"
+
+
 def _nvidia_gpus(facts: Facts) -> tuple[Gpu, ...]:
     return facts.nvidia.gpus if facts.nvidia is not None else ()
 
 
-def _parse_arch(token: str) -> Optional[tuple[int, int, str]]:
-    """ "sm_86" / "8.6" / "8.6+PTX" / "sm_90a" / "compute_90" -> (major, minor, kind) with kind
-    "sass", "ptx", "sass+ptx" or "specific" (arch-specific targets run only on that arch)."""
-    t = token.strip().lower()
-    ptx = t.endswith("+ptx")
-    t = t[:-4] if ptx else t
-    m = re.match(r"^(?:sm_|compute_)?(\d+)\.?(\d)([af]?)$", t)
-    if not m:
-        return None
-    kind = "ptx" if token.strip().lower().startswith("compute_") else "sass"
-    if m.group(3):
-        kind = "specific"
-    elif ptx:
-        kind = "sass+ptx"
-    return int(m.group(1)), int(m.group(2)), kind
+def _cc_of(gpu: Gpu) -> Optional[CC]:
+    from setup_env.resolve import compute_capability
+
+    return parse_cc(compute_capability(gpu))  # as reported, else the catalogue's
 
 
-def gpu_runs_on(cc: str, arches: Sequence[str]) -> Optional[str]:
-    """How a GPU of compute capability ``cc`` runs a wheel with ``arches`` (VERIFIED.md §3):
-    "sass" (native code for its major), "ptx" (JIT from PTX: works, slow first start) or None
-    (no kernel image for it)."""
-    ct = _vtuple(cc)
-    if len(ct) < 2:
+def _wheel_build(
+    facts: Facts, torch: InstalledPackage, matrix: Optional[Matrix]
+) -> Optional[Build]:
+    if matrix is None or torch.variant is None or not torch.variant.is_cuda:
         return None
-    major, minor = ct[0], ct[1]
-    via_ptx = False
-    for token in arches:
-        parsed = _parse_arch(token)
-        if parsed is None:
-            continue
-        a_major, a_minor, kind = parsed
-        if kind == "specific":
-            if (a_major, a_minor) == (major, minor):
-                return "sass"
-            continue
-        if kind in ("sass", "sass+ptx") and a_major == major and a_minor <= minor:
-            return "sass"
-        if kind in ("ptx", "sass+ptx") and (a_major, a_minor) <= (major, minor):
-            via_ptx = True
-    return "ptx" if via_ptx else None
+    return matrix.wheel_build(torch.version, torch.variant, wheel_platform(facts))
+
+
+def _coverage(facts: Facts, build: Optional[Build]) -> dict[int, tuple[Gpu, CC, Coverage]]:
+    """GPU index -> how it runs the installed wheel (GPUs of unknown architecture left out)."""
+    out: dict[int, tuple[Gpu, CC, Coverage]] = {}
+    if build is None:
+        return out
+    for gpu in _nvidia_gpus(facts):
+        cc = _cc_of(gpu)
+        if cc is not None:
+            out[gpu.index] = (gpu, cc, coverage(cc, build.arches))
+    return out
 
 
 def _quote(value: str) -> Optional[str]:
     return shlex.quote(value) if _SAFE_PATH.match(value) else None
 
 
-def _install_command(plan: Any, reinstall: bool) -> Optional[str]:
+def _install_command(plan: Optional[Plan], reinstall: bool) -> Optional[str]:
     """The plan's command; with ``reinstall`` the installed torch is removed first, since pip
     counts ``2.13.0+cpu`` as satisfying ``torch==2.13.0`` and would keep it."""
-    command = getattr(plan, "command", "") or ""
-    if not command or getattr(plan, "status", "none") == "none":
+    command = plan.command if plan is not None else ""
+    if not command or plan is None or plan.status == "none":
         return None
     if reinstall and re.match(r"^(python3? -m pip|pip3?|uv pip) install ", command):
         prefix = command.split(" install ", 1)[0]
@@ -237,17 +121,15 @@ def _install_command(plan: Any, reinstall: bool) -> Optional[str]:
 # --- the examination -------------------------------------------------------------------------
 
 
-def examine(
-    facts: Facts, plan: Any = None, *, knowledge: Optional[Knowledge] = None
-) -> tuple[Finding, ...]:
-    """Every finding for these facts, most severe first. ``plan`` (a :class:`setup_env.plan.Plan`)
-    supplies the install command for fixes that reinstall torch."""
-    know = knowledge if knowledge is not None else Knowledge()
+def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tuple[Finding, ...]:
+    """Every finding for these facts, most severe first. ``plan`` supplies the install command for
+    fixes that reinstall torch; ``matrix`` the wheel data (None: findings that need it are left
+    out)."""
     out: list[Finding] = []
     torch = facts.package("torch")
     nv = _nvidia_gpus(facts)
     amd = facts.rocm.gpus if facts.rocm is not None else ()
-    plan_variant = getattr(plan, "variant", None)
+    plan_variant = plan.variant if plan is not None else None
 
     if torch is None:
         command = _install_command(plan, reinstall=False)
@@ -265,10 +147,12 @@ def examine(
         )
 
     # A CPU-only build on a machine with a GPU it could use.
-    if torch is not None and torch.variant == "cpu" and (nv or amd):
+    if torch is not None and torch.variant == CPU and (nv or amd):
         gpu_names = ", ".join(sorted({g.name for g in (*nv, *amd)}))
         command = (
-            _install_command(plan, reinstall=True) if plan_variant not in (None, "cpu") else None
+            _install_command(plan, reinstall=True)
+            if plan_variant is not None and not plan_variant.is_cpu
+            else None
         )
         out.append(
             Finding(
@@ -301,7 +185,7 @@ def examine(
                 ),
                 fix="install a ROCm build of torch",
                 command=_install_command(plan, reinstall=True)
-                if (plan_variant or "").startswith("rocm")
+                if plan_variant is not None and plan_variant.is_rocm
                 else None,
             )
         )
@@ -314,16 +198,18 @@ def examine(
                 evidence=(f"torch HIP {torch.hip}", "GPU: " + ", ".join(g.name for g in nv)),
                 fix="install a CUDA build of torch",
                 command=_install_command(plan, reinstall=True)
-                if (plan_variant or "").startswith("cu")
+                if plan_variant is not None and plan_variant.is_cuda
                 else None,
             )
         )
 
     if torch is not None:
-        out.extend(_driver_findings(facts, torch, plan, know))
-        out.extend(_arch_findings(facts, torch, plan, know))
+        build = _wheel_build(facts, torch, matrix)
+        runs = _coverage(facts, build)
+        out.extend(_driver_findings(facts, torch, plan, matrix, build, runs))
+        out.extend(_arch_findings(facts, torch, plan, build, runs))
         out.extend(_rocm_arch_findings(facts, torch, plan))
-        out.extend(_companion_findings(facts, torch, know))
+        out.extend(_companion_findings(facts, torch, matrix))
         out.extend(_toolkit_findings(facts, torch))
     out.extend(_shadow_findings(facts))
     out.extend(_environment_findings(facts, torch))
@@ -346,56 +232,71 @@ def examine(
     # Root causes (setup_env/causes.py) added and ranked above the symptoms they explain.
     from setup_env import causes
 
-    return causes.apply(facts, plan, know, out)
+    return causes.apply(facts, plan, matrix, out)
 
 
 def _driver_findings(
-    facts: Facts, torch: InstalledPackage, plan: Any, know: Knowledge
+    facts: Facts,
+    torch: InstalledPackage,
+    plan: Optional[Plan],
+    matrix: Optional[Matrix],
+    build: Optional[Build],
+    runs: dict[int, tuple[Gpu, CC, Coverage]],
 ) -> list[Finding]:
     cuda = _cuda_of(torch)
     nvidia = facts.nvidia
     if not cuda or nvidia is None or not (nvidia.driver_version or nvidia.cuda_driver_version):
         return []
     driver = nvidia.driver_version
-    # Under WSL2 the driver is the Windows host's: judge it by the Windows minimums.
-    need = know.driver_minimum(cuda, "windows" if facts.os.wsl else facts.os.family)
-    too_old = False
-    evidence = [f"torch {torch.version} is built with CUDA {cuda}"]
+    ptx_only = any(c.how == "ptx" for _g, _cc, c in runs.values())
+    fit = driver_fit(
+        driver,
+        str(build.toolkit) if build is not None else cuda,
+        driver_os(facts),
+        matrix.cuda if matrix is not None else {},
+        driver_cuda=nvidia.cuda_driver_version,
+        needs_ptx=ptx_only,
+    )
+    built = f" {build.toolkit}" if build is not None else ""
+    evidence = [f"torch {torch.version} is built with CUDA {cuda}{built}"]
     if nvidia.cuda_driver_version:
         evidence.append(f"the driver supports CUDA up to {nvidia.cuda_driver_version}")
-        dmax, tmax = _vtuple(nvidia.cuda_driver_version), _vtuple(cuda)
-        if dmax and tmax and tmax[0] > dmax[0]:
-            too_old = True
     if driver:
         evidence.append(f"NVIDIA driver {driver}")
-        if need is not None and _vtuple(driver) and _vtuple(driver) < _vtuple(need[0]):
-            too_old = True
+    if fit.toolkit_min is not None and fit.too_old:
+        if fit.mvc_floor is not None:
             evidence.append(
-                f"CUDA {cuda} needs driver >= {need[0]} (minor-version compatibility), "
-                f">= {need[1]} for full compatibility"
+                f"CUDA {fit.cuda} needs driver >= {fit.mvc_floor} (minor-version compatibility), "
+                f">= {fit.toolkit_min} for full compatibility"
             )
-    if not too_old:
-        if need is not None and driver and _vtuple(driver) < _vtuple(need[1]):
-            return [
-                Finding(
-                    "cuda-minor-version-compat",
-                    "info",
-                    f"driver {driver} runs CUDA {cuda} through minor-version compatibility",
-                    evidence=tuple(evidence),
-                    fix=(
-                        f"fine for torch; PTX JIT of newer kernels (e.g. some Triton/torch.compile "
-                        f"paths) needs driver >= {need[1]}"
-                    ),
-                )
-            ]
+        else:
+            evidence.append(f"CUDA {fit.cuda}{built} needs driver >= {fit.toolkit_min}")
+    if fit.compat == "mvc":
+        return [
+            Finding(
+                "cuda-minor-version-compat",
+                "info",
+                f"driver {driver or nvidia.cuda_driver_version} runs CUDA {cuda} through "
+                "minor-version compatibility",
+                evidence=tuple(evidence),
+                fix=(
+                    f"fine for torch; PTX JIT of newer kernels (e.g. some Triton/torch.compile "
+                    f"paths) needs driver >= {fit.toolkit_min or 'the toolkit minimum'}"
+                ),
+                details={"min_driver": fit.toolkit_min or "", "reason": fit.code},
+            )
+        ]
+    if not fit.too_old:
         return []
-    plan_cuda = getattr(plan, "variant", None) or ""
     command = (
         _install_command(plan, reinstall=True)
-        if plan_cuda.startswith("cu") and plan_cuda != torch.variant
+        if plan is not None
+        and plan.variant is not None
+        and plan.variant.is_cuda
+        and plan.variant != torch.variant
         else None
     )
-    floor = need[0] if need else None
+    floor = fit.mvc_floor or fit.toolkit_min
     fix = f"upgrade the NVIDIA driver to >= {floor}" if floor else "upgrade the NVIDIA driver"
     if command:
         fix += ", or install the build that this driver runs"
@@ -408,12 +309,14 @@ def _driver_findings(
             evidence=tuple(evidence),
             fix=fix,
             command=command,
-            details={"min_driver": floor or ""},
+            details={"min_driver": floor or "", "reason": fit.code},
         )
     ]
 
 
-def _rocm_arch_findings(facts: Facts, torch: InstalledPackage, plan: Any) -> list[Finding]:
+def _rocm_arch_findings(
+    facts: Facts, torch: InstalledPackage, plan: Optional[Plan]
+) -> list[Finding]:
     """An installed ROCm torch without the AMD GPU's gfx target (the ROCm twin of the CUDA arch
     check; setup_env.rocmplan reads which gfx targets each ROCm wheel carries)."""
     if facts.rocm is None or not facts.rocm.gpus:
@@ -425,7 +328,7 @@ def _rocm_arch_findings(facts: Facts, torch: InstalledPackage, plan: Any) -> lis
     gap = installed_gap(torch.version, torch.variant, pairs)
     if gap is None:
         return []
-    plan_variant = getattr(plan, "variant", None)
+    plan_variant = plan.variant if plan is not None else None
     return [
         Finding(
             MISSING,
@@ -448,36 +351,28 @@ def _rocm_arch_findings(facts: Facts, torch: InstalledPackage, plan: Any) -> lis
 
 
 def _arch_findings(
-    facts: Facts, torch: InstalledPackage, plan: Any, know: Knowledge
+    facts: Facts,
+    torch: InstalledPackage,
+    plan: Optional[Plan],
+    build: Optional[Build],
+    runs: dict[int, tuple[Gpu, CC, Coverage]],
 ) -> list[Finding]:
-    cuda = _cuda_of(torch)
-    from setup_env.resolve import compute_capability
-
-    gpus = _nvidia_gpus(facts)
-    if not cuda or not gpus or not torch.variant:
-        return []
-    base = torch.version.split("+", 1)[0]
-    arches = know.wheel_arches(base, torch.variant, _platform(facts))
-    if not arches:
+    if build is None or not runs:
         return []
     out: list[Finding] = []
     ptx: list[str] = []
     missing: list[str] = []
-    for gpu in gpus:
-        cc = compute_capability(gpu)  # as reported, else the catalogue's (setup_env.resolve)
-        if cc is None:
-            continue
-        how = gpu_runs_on(cc, arches)
-        label = f"GPU {gpu.index} {gpu.name} (sm_{cc.replace('.', '')})"
-        if how is None:
+    for gpu, cc, cov in runs.values():
+        label = f"GPU {gpu.index} {gpu.name} ({sm(cc)})"
+        if cov.how is None:
             missing.append(label)
-        elif how == "ptx":
+        elif cov.how == "ptx":
             ptx.append(label)
-    wheel = f"torch {torch.version} ({torch.variant}) has " + " ".join(arches)
+    wheel = f"torch {torch.version} ({torch.variant}) has " + " ".join(build.arch_names())
     if missing:
         command = (
             _install_command(plan, reinstall=True)
-            if getattr(plan, "variant", None) != torch.variant
+            if plan is not None and plan.variant != torch.variant
             else None
         )
         out.append(
@@ -506,20 +401,20 @@ def _arch_findings(
     return out
 
 
-def _companion_findings(facts: Facts, torch: InstalledPackage, know: Knowledge) -> list[Finding]:
+def _companion_findings(
+    facts: Facts, torch: InstalledPackage, matrix: Optional[Matrix]
+) -> list[Finding]:
     out: list[Finding] = []
-    torch_cuda = _cuda_of(torch)
-    expected = know.companions(torch.version.split("+", 1)[0]) or {}
+    expected = matrix.companion_versions(torch.version) if matrix is not None else {}
     for name in ("torchvision", "torchaudio"):
         pkg = facts.package(name)
         if pkg is None:
             continue
-        pkg_cuda = _cuda_of(pkg)
         differ = (
-            pkg.variant
-            and torch.variant
-            and pkg.variant != torch.variant
-            and (pkg.variant == "cpu" or torch.variant == "cpu" or pkg_cuda != torch_cuda)
+            pkg.variant is not None
+            and torch.variant is not None
+            and not pkg.variant.same_build(torch.variant)
+            and (pkg.variant.is_cpu or torch.variant.is_cpu or _cuda_of(pkg) != _cuda_of(torch))
         )
         if differ:
             out.append(

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, TypeVar, Union
 
+from setup_env.variant import Variant, VariantError
+
 SCHEMA_VERSION = 1
 
 Severity = Literal["info", "warning", "error"]
@@ -164,7 +166,7 @@ class InstalledPackage:
     name: str
     version: str  # "2.13.0+cpu"
     location: Optional[str] = None
-    variant: Optional[str] = None  # "cpu" | "cu130" | "rocm6.2" | "xpu" (local label or inferred)
+    variant: Optional[Variant] = None  # cpu | cu130 | rocm6.2 | xpu (local label or inferred)
     cuda: Optional[str] = None  # "13.0" from torch/version.py
     hip: Optional[str] = None
     xpu: Optional[bool] = None
@@ -285,7 +287,10 @@ T = TypeVar("T")
 
 
 def to_jsonable(obj: Any) -> Any:
-    """Dataclasses -> dicts (declared field order), tuples -> lists, mappings -> dicts."""
+    """Dataclasses -> dicts (declared field order), tuples -> lists, mappings -> dicts, a
+    :class:`Variant` -> its label."""
+    if isinstance(obj, Variant):
+        return obj.label
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {
             f.name: to_jsonable(getattr(obj, f.name))
@@ -314,6 +319,13 @@ def from_jsonable(tp: Any, value: Any, where: str) -> Any:
     args = typing.get_args(tp)
     if tp is Any:
         return value
+    if tp is Variant:
+        if not isinstance(value, str):
+            raise FactsError(f"{where}: expected a variant label, got {type(value).__name__}")
+        try:
+            return Variant.parse(value)
+        except VariantError as exc:
+            raise FactsError(f"{where}: {exc}") from exc
     if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
         if value is None and type(None) in args:
             return None

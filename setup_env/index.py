@@ -38,6 +38,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from setup_env.variant import is_index_label
+
 PACKAGES = ("torch", "torchvision", "torchaudio")
 PEP691_JSON = "application/vnd.pypi.simple.v1+json"
 PEP691_HTML = "application/vnd.pypi.simple.v1+html"
@@ -49,7 +51,6 @@ MAX_BYTES = 16 * 1024 * 1024  # PyPI's torch answer is ~0.4 MiB, a variant page 
 MAX_REDIRECTS = 5
 
 # The only shapes that may enter the data (and so, later, a printed command).
-VARIANT_RE = re.compile(r"(?:cpu|cu\d{3}|rocm\d+(?:\.\d+){1,2}|xpu)")
 RELEASE_RE = re.compile(r"\d{1,3}\.\d{1,3}(?:\.\d{1,3})?")
 INTERPRETER_RE = re.compile(r"(?:cp|py|pp)\d{1,3}[a-z]{0,2}")
 PLATFORM_RE = re.compile(r"[a-z0-9_]{1,64}")
@@ -71,7 +72,7 @@ class IndexFetchError(Exception):
 
 
 def is_variant(name: str) -> bool:
-    return VARIANT_RE.fullmatch(name) is not None
+    return is_index_label(name)
 
 
 # --- wheel filenames ---------------------------------------------------------------------------

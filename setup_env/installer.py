@@ -41,6 +41,7 @@ from setup_env import bounded
 from setup_env.facts import Facts
 from setup_env.plan import Plan
 from setup_env.probe.host import LiveHost
+from setup_env.variant import Variant, is_index_label
 
 InstallerName = Literal["pip", "uv"]
 INSTALLERS: tuple[InstallerName, ...] = ("pip", "uv")
@@ -63,7 +64,6 @@ _REQUIREMENT = re.compile(
 )
 _URL_CHARS = re.compile(r"^[A-Za-z0-9._~:/?#@!&+,;=%\[\]-]+$")
 _HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$|^\[[0-9A-Fa-f:.]{2,45}\]$")
-_TORCH_BACKEND = re.compile(r"^(?:auto|cpu|cu\d{2,3}|rocm\d+(?:\.\d+){0,2}|xpu)$")
 
 # Options a plan's install arguments may carry, with the number of values each takes. Anything
 # else (``--extra-index-url`` above all: dependency confusion) is refused, not passed on.
@@ -347,7 +347,7 @@ def install_args(plan: Plan) -> InstallArgs:
                     index_url = check_url(value, name)
                     opts += ["--index-url", index_url]
                 elif name == "--torch-backend":
-                    if not _TORCH_BACKEND.match(value):
+                    if value != "auto" and not is_index_label(value):
                         raise InstallError(f"the plan's --torch-backend is not valid: {value!r}")
                     opts += [name, value]
                 elif name == "--prerelease":
@@ -473,15 +473,8 @@ _GIB = 1 << 30
 SPACE_NEEDED_GIB = {"cpu": 2, "mps": 2, "cuda": 8, "xpu": 8, "rocm": 20}
 
 
-def space_needed(variant: Optional[str]) -> int:
-    v = (variant or "cpu").lower()
-    if v.startswith("cu"):
-        family = "cuda"
-    elif v.startswith("rocm"):
-        family = "rocm"
-    else:
-        family = v if v in SPACE_NEEDED_GIB else "cuda"
-    return SPACE_NEEDED_GIB[family] * _GIB
+def space_needed(variant: Optional[Variant]) -> int:
+    return SPACE_NEEDED_GIB[variant.kind if variant is not None else "cpu"] * _GIB
 
 
 # --- the index: reachable? ----------------------------------------------------------------------

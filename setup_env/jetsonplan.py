@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 from setup_env import gpus as catalogue
 from setup_env.facts import Facts, JetsonInfo
+from setup_env.variant import Variant
 
 if TYPE_CHECKING:
     from setup_env.matrix import Matrix
@@ -72,7 +73,8 @@ def _row(info: JetsonInfo, cat: catalogue.Catalogue) -> tuple[Optional[catalogue
         if row is not None:
             return row, ""
     cc = info.compute_capability or ""
-    rows = [j for j in cat.jetpacks if j.supports(cc)]
+    # The module unknown (a report without its GPU line): every JetPack is a candidate.
+    rows = [j for j in cat.jetpacks if j.supports(cc)] if cc else list(cat.jetpacks)
     if not rows:
         return None, ""
     by_cuda = [j for j in rows if info.cuda and j.cuda == info.cuda]
@@ -203,7 +205,7 @@ def _nvidia_build(
     return Plan(
         status="ok",
         torch_version=row.torch,
-        variant=f"cu{row.cuda.replace('.', '')}",
+        variant=Variant.cuda_of(row.cuda),
         index_url=None if redist else row.index,
         requirements=(f"torch=={row.torch}",),
         argv=argv,
@@ -285,7 +287,7 @@ _NV_BUILD = re.compile(r"\.nv(\d{2})\.(\d{2})")
 
 
 def installed_finding(
-    facts: Facts, torch_version: str, variant: Optional[str]
+    facts: Facts, torch_version: str, variant: Optional[Variant]
 ) -> Optional[JetsonFinding]:
     """A ``+nvYY.MM`` torch is NVIDIA's Jetson build; a PyPI/PyTorch CUDA wheel on JetPack <= 6 is
     an SBSA server build that cannot use the Jetson's GPU."""
@@ -305,7 +307,7 @@ def installed_finding(
             (f"{module}: '.nv{m.group(1)}.{m.group(2)}' in the version",),
         )
     row, _assumed = _row(info, catalogue.load())
-    if row is not None and row.sbsa and (variant or "").startswith("cu"):
+    if row is not None and row.sbsa and variant is not None and variant.is_cuda:
         return None  # JetPack 7 runs PyTorch's SBSA CUDA 13 wheels
     where = f"JetPack {row.jetpack} (CUDA {row.cuda})" if row is not None else "this JetPack"
     fix = (
@@ -319,7 +321,7 @@ def installed_finding(
         (
             f"torch {torch_version} is PyTorch's linux_aarch64 ({variant}) wheel, an SBSA server "
             f"build: on {where} it finds no usable GPU"
-            if (variant or "").startswith("cu")
+            if variant is not None and variant.is_cuda
             else f"torch {torch_version} is a desktop (CPU) build: on a Jetson only NVIDIA's "
             f"JetPack builds use the GPU"
         ),

@@ -64,11 +64,16 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
 from setup_env.tags import platform_of_tag
+from setup_env.variant import Variant
+from setup_env.variant import is_index_label as is_variant_label
+
+if TYPE_CHECKING:
+    from setup_env.cuda import Arch
 
 SCHEMA_VERSION = 1
 BUNDLED_PATH = Path(__file__).resolve().parent / "data" / "wheels.json"
@@ -78,8 +83,7 @@ DEFAULT_INDEX_URL = "https://download.pytorch.org/whl"
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows_x86_64", "macos_arm64", "macos_x86_64")
 CONFIDENCE = ("V", "V2", "I", "?")
 
-# The only shapes that may enter a printed command.
-VARIANT_RE = re.compile(r"(?:cpu|cu\d{3}|rocm\d+(?:\.\d+){1,2}|xpu)")
+# The only shapes that may enter a printed command (variants: :func:`is_variant_label`).
 RELEASE_RE = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}")
 PYABI_RE = re.compile(r"(?:cp|py)\d{1,3}-(?:cp\d{1,3}[mtdu]{0,2}|none|abi3)")
 PLATFORM_TAG_RE = re.compile(r"[a-z0-9_]{1,64}")
@@ -111,7 +115,7 @@ class Availability:
 
 @dataclass(frozen=True)
 class PypiVariant:
-    variant: str
+    variant: Variant
     confidence: str
     source: str
 
@@ -142,7 +146,7 @@ class Release:
     python: tuple[str, ...]  # "3.11", "3.14t"
     pypi_files: Mapping[str, tuple[str, ...]]  # platform tag -> ("cp311-cp311", ...)
     pypi_variant: Mapping[str, PypiVariant]  # platform -> what plain PyPI serves
-    index: Mapping[str, Mapping[str, Availability]]  # variant -> platform -> availability
+    index: Mapping[Variant, Mapping[str, Availability]]  # variant -> platform -> availability
     companions: Mapping[str, Companion]
     min_glibc: Mapping[str, Version]  # platform -> glibc floor
     min_macos: Mapping[str, Version]  # platform -> lowest macOS of its wheels
@@ -172,7 +176,7 @@ class Release:
             f"{pa}-{tag}" for tag in self.platform_tags(platform) for pa in self.pypi_files[tag]
         )
 
-    def index_variants(self, platform: str, verified_only: bool = True) -> tuple[str, ...]:
+    def index_variants(self, platform: str, verified_only: bool = True) -> tuple[Variant, ...]:
         return tuple(
             v
             for v, plats in self.index.items()
@@ -184,7 +188,7 @@ class Release:
 class Build:
     """The GPU code compiled into one CUDA build (variant, release, platform)."""
 
-    variant: str
+    variant: Variant
     release: Version
     platform: str
     toolkit: Version  # the CUDA toolkit it was built with: 13.0.2
@@ -199,10 +203,17 @@ class Build:
     def cuda(self) -> str:
         return f"{self.toolkit.major}.{self.toolkit.minor}"
 
-    def arch_names(self) -> tuple[str, ...]:
-        out = [f"sm_{a}{b}" for a, b in self.sass]
-        out += [f"compute_{a}{b}" for a, b in self.ptx]
+    @property
+    def arches(self) -> tuple[Arch, ...]:
+        """The compiled architectures as :class:`setup_env.cuda.Arch` (SASS, then PTX)."""
+        from setup_env.cuda import Arch
+
+        out = [Arch(a, b) for a, b in self.sass]
+        out += [Arch(a, b, sass=False, ptx=True) for a, b in self.ptx]
         return tuple(out)
+
+    def arch_names(self) -> tuple[str, ...]:
+        return tuple(n for a in self.arches for n in a.names())
 
 
 @dataclass(frozen=True)
@@ -245,10 +256,10 @@ class Matrix:
     retrieved: str
     generated_by: str
     releases: tuple[Release, ...]  # oldest first
-    builds: Mapping[tuple[str, str, str], Build]  # (variant, release, platform) -> Build
+    builds: Mapping[tuple[Variant, str, str], Build]  # (variant, release, platform) -> Build
     cuda: Mapping[str, CudaVersion]
     torchvision_files: Mapping[str, Mapping[str, tuple[str, ...]]]
-    nightly: Mapping[str, tuple[str, ...]]  # platform -> variants (unverified)
+    nightly: Mapping[str, tuple[Variant, ...]]  # platform -> variants (unverified)
     index_url: str = DEFAULT_INDEX_URL
     path: str = ""
     origin: str = "bundled"  # explicit | env | user | bundled
@@ -262,7 +273,7 @@ class Matrix:
         return self.releases[-1]
 
     @property
-    def variants(self) -> frozenset[str]:
+    def variants(self) -> frozenset[Variant]:
         """The closed set of variant names the data knows."""
         out = {v for r in self.releases for v in r.index}
         out |= {p.variant for r in self.releases for p in r.pypi_variant.values()}
@@ -273,36 +284,31 @@ class Matrix:
         key = str(version)
         return self._by_version.get(key)
 
-    def build(self, variant: str, release: str | Version, platform: str) -> Build | None:
+    def build(self, variant: Variant, release: str | Version, platform: str) -> Build | None:
         return self.builds.get((variant, str(release), platform))
 
     def cuda_version(self, cuda: str) -> CudaVersion | None:
         return self.cuda.get(cuda)
 
-    # -- the doctor's Knowledge contract ---------------------------------------------------------
+    # -- about an installed torch (the doctor's questions) ----------------------------------------
 
-    def driver_minimum(self, cuda: str, os_family: str) -> tuple[str, str] | None:
-        """(minor-version-compatibility floor, toolkit minimum of the newest update) for a CUDA
-        version ``"12.6"`` on ``os_family`` (linux | windows)."""
-        row = self.cuda.get(cuda)
-        if row is None:
-            return None
-        newest = row.updates[max(row.updates, key=Version)]
-        return row.mvc.for_os(os_family)[1], newest.for_os(os_family)[1]
-
-    def wheel_arches(self, torch_version: str, variant: str, platform: str) -> tuple[str, ...]:
-        """("sm_75", ..., "sm_120") compiled into a wheel; () when the data doesn't say."""
+    def wheel_build(self, torch_version: str, variant: Variant, platform: str) -> Build | None:
+        """The build row of an installed torch (``"2.7.0+cu128"``); None when the data has none."""
         v = _public(torch_version)
-        b = self.build(variant, v, platform) if v else None
-        return b.arch_names() if b is not None else ()
+        return self.build(variant, v, platform) if v else None
 
-    def companions(self, torch_version: str) -> dict[str, str]:
-        """{"torchvision": "0.28.0", ...}: the exact companion versions a source names."""
+    def companion_versions(self, torch_version: str) -> dict[str, str]:
+        """{"torchvision": "0.28.0", "torchaudio": "2.11.0"}: the exact companion a source names,
+        else the release pattern the planner pins it with (``"0.29.*"``)."""
         v = _public(torch_version)
         rel = self.release(v) if v else None
-        if rel is None:
-            return {}
-        return {n: str(c.version) for n, c in rel.companions.items() if c.version is not None}
+        out: dict[str, str] = {}
+        for name, c in rel.companions.items() if rel is not None else ():
+            if c.version is not None:
+                out[name] = str(c.version)
+            elif c.spec and c.spec.startswith("=="):
+                out[name] = c.spec[2:]
+        return out
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -392,14 +398,14 @@ def validate(doc: Any) -> list[str]:
             if plat not in PLATFORMS:
                 p.append(f"{w}.pypi_variant: unknown platform {plat!r}")
             _check_row_meta(pv, f"{w}.pypi_variant[{plat}]", p)
-            if isinstance(pv, Mapping) and not _version_ok(pv.get("variant"), VARIANT_RE):
+            if isinstance(pv, Mapping) and not is_variant_label(pv.get("variant")):
                 p.append(f"{w}.pypi_variant[{plat}]: bad variant {pv.get('variant')!r}")
         index = row.get("index")
         if not isinstance(index, Mapping):
             p.append(f"{w}.index: expected an object")
             index = {}
         for variant, plats in index.items():
-            if not _version_ok(variant, VARIANT_RE):
+            if not is_variant_label(variant):
                 p.append(f"{w}.index: bad variant name {variant!r}")
             if not isinstance(plats, Mapping):
                 p.append(f"{w}.index[{variant}]: expected an object")
@@ -443,7 +449,8 @@ def validate(doc: Any) -> list[str]:
         _check_row_meta(b, w, p)
         if not isinstance(b, Mapping):
             continue
-        if not _version_ok(b.get("variant"), re.compile(r"cu\d{3}")):
+        bv = Variant.find(b.get("variant")) if is_variant_label(b.get("variant")) else None
+        if bv is None or not bv.is_cuda:
             p.append(f"{w}.variant: bad CUDA variant {b.get('variant')!r}")
         if not _version_ok(b.get("toolkit"), re.compile(r"\d{1,2}\.\d\.\d{1,2}")):
             p.append(f"{w}.toolkit: bad toolkit version")
@@ -481,7 +488,7 @@ def validate(doc: Any) -> list[str]:
                 p.append(f"build {b.get('variant')} uses CUDA {xy}, which has no driver row")
     nightly = doc.get("nightly") or {}
     for plat, vs in (nightly.get("variants") or {}).items():
-        if plat not in PLATFORMS or not all(_version_ok(v, VARIANT_RE) for v in vs):
+        if plat not in PLATFORMS or not all(is_variant_label(v) for v in vs):
             p.append(f"nightly.variants[{plat}]: bad entry")
     tv = (doc.get("companion_files") or {}).get("torchvision") or {}
     for ver, files in tv.items():
@@ -548,11 +555,11 @@ def _parse(doc: Any, path: str, origin: str) -> Matrix:
                 python=tuple(row["python"]),
                 pypi_files={k: tuple(v) for k, v in row["pypi_files"].items()},
                 pypi_variant={
-                    k: PypiVariant(v["variant"], v["confidence"], v["source"])
+                    k: PypiVariant(Variant.parse(v["variant"]), v["confidence"], v["source"])
                     for k, v in (row.get("pypi_variant") or {}).items()
                 },
                 index={
-                    var: {
+                    Variant.parse(var): {
                         plat: Availability(a["verified"], a["confidence"], a["source"])
                         for plat, a in plats.items()
                     }
@@ -577,15 +584,16 @@ def _parse(doc: Any, path: str, origin: str) -> Matrix:
         )
     releases.sort(key=lambda r: r.version)
     by_version = {str(r.version): r for r in releases}
-    builds: dict[tuple[str, str, str], Build] = {}
+    builds: dict[tuple[Variant, str, str], Build] = {}
     for b in doc["builds"]:
+        variant = Variant.parse(b["variant"])
         toolkit = Version(b["toolkit"])
         sass = tuple(_cc(a) for a in b["sass"])
         ptx = tuple(_cc(a) for a in b["ptx"])
         for rel in b["releases"]:
             for plat in b["platforms"]:
-                builds[(b["variant"], rel, plat)] = Build(
-                    variant=b["variant"],
+                builds[(variant, rel, plat)] = Build(
+                    variant=variant,
                     release=by_version[rel].version,
                     platform=plat,
                     toolkit=toolkit,
@@ -617,7 +625,7 @@ def _parse(doc: Any, path: str, origin: str) -> Matrix:
         builds=builds,
         cuda=cuda,
         torchvision_files={v: {t: tuple(x) for t, x in f.items()} for v, f in tv.items()},
-        nightly={k: tuple(v) for k, v in nightly.items()},
+        nightly={k: tuple(Variant.parse(x) for x in v) for k, v in nightly.items()},
         index_url=doc.get("index_url", DEFAULT_INDEX_URL),
         path=path,
         origin=origin,
@@ -626,8 +634,9 @@ def _parse(doc: Any, path: str, origin: str) -> Matrix:
 
 
 def _cc(text: str) -> tuple[int, int]:
-    a, b = text.split(".")
-    return int(a), int(b)
+    """``"8.6"`` (validated above: ARCH_RE) -> (8, 6)."""
+    major, _, minor = text.partition(".")
+    return int(major), int(minor)
 
 
 # --- loading ------------------------------------------------------------------------------------
@@ -649,6 +658,21 @@ def user_matrix_path() -> Path:
 _CACHE: dict[tuple[str, int, int], Matrix] = {}
 
 
+def read_document(path: Path) -> Any:
+    """The JSON of a matrix file through the bounded reader (size cap, depth and size checks);
+    MatrixError when it can't be read. Not validated: :func:`parse` does that."""
+    from setup_env import bounded
+
+    try:
+        return bounded.parse_json(bounded.read_file(path, MAX_MATRIX_FILE), "the wheel matrix")
+    except bounded.ReadFailed as exc:
+        raise MatrixError(
+            f"{path}: cannot read the wheel matrix ({exc.detail or exc.kind})"
+        ) from None
+    except bounded.InputError as exc:
+        raise MatrixError(f"{path}: {exc}") from None
+
+
 def _read(path: Path, origin: str) -> Matrix:
     try:
         st = path.stat()
@@ -658,17 +682,7 @@ def _read(path: Path, origin: str) -> Matrix:
     hit = _CACHE.get(key)
     if hit is not None and hit.origin == origin:
         return hit
-    from setup_env import bounded
-
-    try:
-        doc = bounded.parse_json(bounded.read_file(path, MAX_MATRIX_FILE), "the wheel matrix")
-    except bounded.ReadFailed as exc:
-        raise MatrixError(
-            f"{path}: cannot read the wheel matrix ({exc.detail or exc.kind})"
-        ) from None
-    except bounded.InputError as exc:
-        raise MatrixError(f"{path}: {exc}") from None
-    matrix = parse(doc, path=str(path), origin=origin)
+    matrix = parse(read_document(path), path=str(path), origin=origin)
     _CACHE[key] = matrix
     return matrix
 
@@ -710,4 +724,9 @@ def load_matrix(path: str | os.PathLike[str] | None = None) -> Matrix:
     return _with_notes(_read(BUNDLED_PATH, "bundled"), notes)
 
 
-load = load_matrix  # the name setup_env.doctor.Knowledge calls
+def in_use() -> Matrix | None:
+    """:func:`load_matrix`, or None when no wheel matrix can be read (a decider then knows less)."""
+    try:
+        return load_matrix()
+    except (MatrixError, OSError):
+        return None

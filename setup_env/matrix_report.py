@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from setup_env.refresh import release_key, variant_key
+from setup_env.refresh import release_key
+from setup_env.variant import Variant, is_index_label
 
 
 def arches_payload(files: list[Any], errors: list[str]) -> dict[str, Any]:
@@ -57,8 +58,6 @@ _TORCH_ARG = re.compile(r"\d{1,3}(?:\.\d{1,3}){0,2}")
 
 def select(m: Any, torch: str | None, variant: str | None) -> list[Any]:
     """Releases (newest first) matching the filters; ValueError with a one-line message."""
-    from setup_env.matrix import VARIANT_RE
-
     releases = list(reversed(m.releases))
     if torch is not None:
         if not _TORCH_ARG.fullmatch(torch):
@@ -70,17 +69,18 @@ def select(m: Any, torch: str | None, variant: str | None) -> list[Any]:
                 f"{m.newest.version})"
             )
     if variant is not None:
-        if not VARIANT_RE.fullmatch(variant):
+        if not is_index_label(variant):
             raise ValueError(f"--variant {variant!r}: expected cpu, cuXYZ, rocmX.Y or xpu")
-        releases = [r for r in releases if variant in r.index]
+        asked = Variant.parse(variant)
+        releases = [r for r in releases if asked in r.index]
         if not releases:
-            known = " ".join(sorted(m.variants, key=variant_key))
+            known = " ".join(str(v) for v in sorted(m.variants))
             where = f" for torch {torch}" if torch else ""
             raise ValueError(f"no variant {variant}{where} in the matrix (known: {known})")
     return releases
 
 
-def variant_rows(m: Any, rel: Any, variant: str) -> list[dict[str, Any]]:
+def variant_rows(m: Any, rel: Any, variant: Variant) -> list[dict[str, Any]]:
     """One row per group of platforms sharing a build; the data behind show's tables and JSON."""
     plats = rel.index.get(variant, {})
     groups: dict[Any, list[str]] = {}
@@ -92,7 +92,7 @@ def variant_rows(m: Any, rel: Any, variant: str) -> list[dict[str, Any]]:
     for key, group in groups.items():
         b = m.build(variant, rel.version, group[0]) if key is not None else None
         row: dict[str, Any] = {
-            "variant": variant,
+            "variant": str(variant),
             "platforms": {p: {"verified": plats[p].verified, "confidence": plats[p].confidence,
                               "source": plats[p].source} for p in group},
             "toolkit": None, "sass": [], "ptx": [], "driver_minimum": None, "build_source": None,
@@ -123,7 +123,7 @@ def variant_rows(m: Any, rel: Any, variant: str) -> list[dict[str, Any]]:
 
 
 def _release_payload(m: Any, rel: Any, variant: str | None) -> dict[str, Any]:
-    variants = [variant] if variant else sorted(rel.index, key=variant_key)
+    variants = [Variant.parse(variant)] if variant else sorted(rel.index)
     rows = [r for v in variants for r in variant_rows(m, rel, v)]
     for r in rows:
         r.pop("_build", None)
@@ -135,7 +135,7 @@ def _release_payload(m: Any, rel: Any, variant: str | None) -> dict[str, Any]:
         "platforms": {
             plat: {
                 "pypi_tags": list(rel.platform_tags(plat)),
-                "pypi_variant": rel.pypi_variant[plat].variant
+                "pypi_variant": str(rel.pypi_variant[plat].variant)
                 if plat in rel.pypi_variant
                 else None,
                 "min_glibc": str(rel.min_glibc[plat]) if plat in rel.min_glibc else None,

@@ -26,12 +26,11 @@ import re
 import shlex
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from setup_env.cuda import window_fit
 from setup_env.facts import (
     AppleInfo,
     CpuInfo,
@@ -44,8 +43,10 @@ from setup_env.facts import (
     RocmInfo,
     XpuInfo,
 )
+from setup_env.variant import CPU, MPS, XPU, Variant
 
 if TYPE_CHECKING:
+    from setup_env.cuda import DriverFit
     from setup_env.matrix import Build, Matrix, Release
 
 Installer = Literal["pip", "uv", "uv-project", "poetry", "requirements"]
@@ -62,7 +63,7 @@ class PlanError(ValueError):
 @dataclass(frozen=True)
 class PlanOptions:
     torch: str | None = None  # pin, e.g. "2.13.0" or "2.13"
-    variant: str | None = None  # "cpu", "cu130", "rocm7.2", "xpu"
+    variant: str | None = None  # as typed: "cpu", "cu130", "rocm7.2", "xpu", "mps" (check_options)
     with_packages: tuple[str, ...] = ()  # ("torchvision", "torchaudio")
     channel: Channel = "stable"
     installer: Installer = "pip"
@@ -83,7 +84,7 @@ class Fix:
 class Plan:
     status: Literal["ok", "fallback", "none"]  # fallback: only a CPU build or an older torch fits
     torch_version: str | None = None
-    variant: str | None = None  # "cu130", "cpu", "rocm7.2", "xpu", "mps" ...
+    variant: Variant | None = None  # cu130, cpu, rocm7.2, xpu, mps ... (JSON: the label)
     index_url: str | None = None  # None: plain PyPI
     requirements: tuple[str, ...] = ()  # ("torch==2.15.0", "torchvision==0.30.0")
     argv: tuple[str, ...] = ()  # the install command as argv, for `setup-env install`
@@ -100,6 +101,9 @@ class Plan:
     driver_compat: str | None = None  # "full" | "mvc" | "no-driver" | None (not CUDA)
     newest_torch: str | None = None  # the newest release in the matrix (for the channel)
     source: str = "pypi"  # "pypi" | "index" | "mirror" | "nightly" | "jetson" | ""
+    # Stable codes of the reasons and warnings, in the same order ("driver-mvc", "arch-missing"...)
+    reason_codes: tuple[str, ...] = ()
+    warning_codes: tuple[str, ...] = ()
 
 
 # --- the target ----------------------------------------------------------------------------------
@@ -230,19 +234,13 @@ class _NvGpu:
     last_branch: Optional[int] = None
 
 
-def _cc_tuple(text: Optional[str]) -> Optional[tuple[int, int]]:
-    if not text:
-        return None
-    m = re.match(r"^\s*(\d{1,2})\.(\d)", text)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
-    from setup_env.resolve import resolve_gpu
-
     out: list[_NvGpu] = []
     if facts.nvidia is None:
         return out
+    from setup_env.cuda import parse_cc  # CUDA rules load only when there is an NVIDIA GPU
+    from setup_env.resolve import resolve_gpu
+
     for g in facts.nvidia.gpus:
         r = resolve_gpu(g)
         w = r.window
@@ -250,7 +248,7 @@ def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
             _NvGpu(
                 label=f"GPU {g.index} {g.name}",
                 name=g.name,
-                cc=_cc_tuple(r.compute_capability),
+                cc=parse_cc(r.compute_capability),
                 first_branch=w.first_branch if w is not None else None,
                 last_branch=w.last_branch if w is not None else None,
             )
@@ -260,18 +258,21 @@ def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
 
 def runs_on(cc: tuple[int, int], build: Build) -> Optional[str]:
     """How a GPU of compute capability ``cc`` runs a build: "sass", "ptx" (JIT) or None."""
-    major, minor = cc
-    for a_major, a_minor in build.sass:
-        if a_major == major and a_minor <= minor:
-            return "sass"
-    for arch in build.ptx:
-        if arch <= cc:
-            return "ptx"
-    return None
+    from setup_env import cuda
+
+    return cuda.runs_on(cc, build.arches)
+
+
+def _window_fit(branch: int, first: Optional[int], last: Optional[int]) -> str:
+    from setup_env import cuda
+
+    return cuda.window_fit(branch, first, last)
 
 
 def _sm(cc: tuple[int, int]) -> str:
-    return f"sm_{cc[0]}{cc[1]}"
+    from setup_env import cuda
+
+    return cuda.sm(cc)
 
 
 def _ccs(cc: tuple[int, int]) -> str:
@@ -284,7 +285,7 @@ def _ccs(cc: tuple[int, int]) -> str:
 @dataclass(frozen=True)
 class _Candidate:
     release: Release
-    variant: str
+    variant: Variant
     via_pypi: bool
     build: Optional[Build] = None
     compat: Optional[str] = None  # full | mvc | no-driver
@@ -296,42 +297,18 @@ class _Candidate:
 
 def _driver_fit(
     build: Build, matrix: Matrix, t: _Target, facts: Facts, needs_ptx: bool
-) -> tuple[Optional[str], str, str, str]:
-    """(compat or None, toolkit minimum text, mvc floor text, why not)."""
-    row = matrix.cuda_version(build.cuda)
-    if row is None:
-        return None, "?", "?", f"no driver data for CUDA {build.cuda}"
-    full_v, full_t = row.toolkit_minimum(build.toolkit).for_os(t.driver_os)
-    mvc_v, mvc_t = row.mvc.for_os(t.driver_os)
+) -> DriverFit:
     nv = facts.nvidia
-    driver = _v(nv.driver_version) if nv else None
-    if driver is not None:
-        if driver >= full_v:
-            return "full", full_t, mvc_t, ""
-        if driver >= mvc_v and not needs_ptx:
-            return "mvc", full_t, mvc_t, ""
-        why = f"needs driver >= {full_t}"
-        if not needs_ptx:
-            why += f" (>= {mvc_t} with minor-version compatibility)"
-        return None, full_t, mvc_t, why
-    cuda_drv = _v(nv.cuda_driver_version) if nv else None
-    if cuda_drv is not None:
-        need = Version(build.cuda)
-        if cuda_drv >= need:
-            return "full", full_t, mvc_t, ""
-        if cuda_drv.major == need.major and not needs_ptx:
-            return "mvc", full_t, mvc_t, ""
-        return None, full_t, mvc_t, f"needs a driver for CUDA {build.cuda} (>= {full_t})"
-    return "no-driver", full_t, mvc_t, ""
+    from setup_env import cuda
 
-
-def _cuda_key(variant: str) -> tuple[int, int]:
-    m = re.match(r"cu(\d+)(\d)$", variant)
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-
-
-def _rocm_key(variant: str) -> Version:
-    return Version(variant[4:]) if variant.startswith("rocm") else Version("0")
+    return cuda.driver_fit(
+        nv.driver_version if nv else None,
+        str(build.toolkit),
+        t.driver_os,
+        matrix.cuda,
+        driver_cuda=nv.cuda_driver_version if nv else None,
+        needs_ptx=needs_ptx,
+    )
 
 
 def _installable(rel: Release, t: _Target, via_pypi: bool) -> tuple[bool, str]:
@@ -430,10 +407,32 @@ class _Ctx:
         self.nv = _nvidia_gpus(facts)
         self.amd = list(facts.rocm.gpus) if facts.rocm else []
         self.intel = list(facts.xpu.gpus) if facts.xpu else []
-        self.reasons: list[str] = []
-        self.warnings: list[str] = []
+        self.reasons: list[tuple[str, str]] = []  # (code, text)
+        self.warnings: list[tuple[str, str]] = []
         self.fixes: list[tuple[int, Fix]] = []  # (priority, fix)
         self.details: dict[str, str] = {}
+
+    def reason(self, code: str, text: str) -> None:
+        if text:
+            self.reasons.append((code, text))
+
+    def lead(self, code: str, text: str) -> None:
+        """A reason that goes first (the headline of the plan)."""
+        if text:
+            self.reasons.insert(0, (code, text))
+
+    def warn(self, code: str, text: str) -> None:
+        self.warnings.append((code, text))
+
+    def said(self, plan: Plan) -> Plan:
+        """``plan`` with the reasons and warnings: the texts and, beside them, their codes."""
+        return replace(
+            plan,
+            reasons=tuple(t for _c, t in self.reasons),
+            warnings=tuple(t for _c, t in self.warnings),
+            reason_codes=tuple(c for c, _t in self.reasons),
+            warning_codes=tuple(c for c, _t in self.warnings),
+        )
 
     def fix(self, prio: int, kind: str, summary: str, command: str | None = None) -> None:
         if any(f.summary == summary for _p, f in self.fixes):
@@ -457,11 +456,12 @@ def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object =
     check_options(opts, m)
     ctx = _Ctx(facts, opts, m)
     for note in m.notes:
-        ctx.warnings.append(note)
+        ctx.warn("matrix-note", note)
     if ctx.t.os == "linux" and ctx.t.glibc is None and ctx.t.python is not None:
-        ctx.warnings.append(
+        ctx.warn(
+            "glibc-unknown",
             "this system's glibc version is unknown: the plan assumes it meets the wheels' floor "
-            "(glibc >= 2.28 from torch 2.6 on; older systems need torch <= 2.5)"
+            "(glibc >= 2.28 from torch 2.6 on; older systems need torch <= 2.5)",
         )
     if opts.channel == "nightly":
         return _nightly_plan(ctx)
@@ -490,10 +490,8 @@ def check_options(opts: PlanOptions, m: Matrix | None = None) -> None:
         raise PlanError(f"unknown channel {opts.channel!r}: choose {', '.join(CHANNELS)}")
     if opts.installer not in INSTALLERS:
         raise PlanError(f"unknown installer {opts.installer!r}: choose {', '.join(INSTALLERS)}")
-    if opts.variant is not None and opts.variant not in m.variants and opts.variant != "mps":
-        raise PlanError(
-            f"unknown variant {opts.variant!r}: the matrix knows {', '.join(sorted(m.variants))}"
-        )
+    if opts.variant is not None:
+        asked_variant(opts, m)
     for pkg in opts.with_packages:
         if pkg not in COMPANIONS:
             raise PlanError(f"--with: {pkg!r} is not one of {', '.join(COMPANIONS)}")
@@ -501,6 +499,17 @@ def check_options(opts: PlanOptions, m: Matrix | None = None) -> None:
         parse_torch_pin(opts.torch)
     if opts.index_url is not None:
         check_index_url(opts.index_url)
+
+
+def asked_variant(opts: PlanOptions, m: Matrix) -> Variant | None:
+    """The variant ``--variant`` names, if any: one the matrix knows, or ``mps``; PlanError else."""
+    if opts.variant is None:
+        return None
+    v = Variant.find(opts.variant)
+    if v is None or not (v in m.variants or v == MPS):
+        known = ", ".join(str(x) for x in sorted(m.variants))
+        raise PlanError(f"unknown variant {opts.variant!r}: the matrix knows {known}")
+    return v
 
 
 def parse_torch_pin(text: str) -> tuple[Version, bool]:
@@ -549,6 +558,7 @@ def _stable_plan(ctx: _Ctx) -> Plan:
         have = ", ".join(str(r.version) for r in m.releases[-4:])
         return _none(
             ctx,
+            "torch-not-in-matrix",
             f"torch {opts.torch} is not in the wheel matrix (newest: {newest.version}; "
             f"recent: {have})",
             extra_fix=(
@@ -588,13 +598,16 @@ def _stable_plan(ctx: _Ctx) -> Plan:
                 if len(group) > 1
                 else str(group[0].version)
             )
-            ctx.reasons.append(f"torch {span}: {why}")
+            ctx.reason("newer-release-not-installable", f"torch {span}: {why}")
             _interpreter_fixes(ctx, group[0], why)
-        ctx.reasons.append(f"the newest torch this interpreter can install is {top.version}")
+        ctx.reason(
+            "newest-installable", f"the newest torch this interpreter can install is {top.version}"
+        )
 
     kind = _accelerator(ctx)
-    if opts.variant is not None:
-        return _pinned_variant(ctx, installable, opts.variant)
+    asked = asked_variant(opts, m)
+    if asked is not None:
+        return _pinned_variant(ctx, installable, asked)
     if kind == "nvidia":
         return _nvidia_plan(ctx, installable)
     if kind == "amd":
@@ -607,9 +620,10 @@ def _stable_plan(ctx: _Ctx) -> Plan:
 def _accelerator(ctx: _Ctx) -> str:
     if ctx.nv:
         if ctx.amd or ctx.intel:
-            ctx.warnings.append(
+            ctx.warn(
+                "mixed-vendors",
                 "this machine has GPUs of more than one vendor; one PyTorch build serves one "
-                "vendor: planning for the NVIDIA GPUs"
+                "vendor: planning for the NVIDIA GPUs",
             )
         return "nvidia"
     if ctx.amd:
@@ -622,19 +636,19 @@ def _accelerator(ctx: _Ctx) -> str:
 # --- NVIDIA --------------------------------------------------------------------------------------
 
 
-def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[str, bool, bool]]:
+def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[Variant, bool, bool]]:
     """(variant, via PyPI, verified) for a release and platform, preference order."""
     plat = ctx.t.platform or ""
-    out: list[tuple[str, bool, bool]] = []
+    out: list[tuple[Variant, bool, bool]] = []
     pv = rel.pypi_variant.get(plat)
     ok_pypi, _ = _installable(rel, ctx.t, via_pypi=True)
-    if pv is not None and pv.variant.startswith("cu") and ok_pypi:
+    if pv is not None and pv.variant.is_cuda and ok_pypi:
         out.append((pv.variant, True, True))
     stable = rel.pypi_variant.get("linux_x86_64")
     ok_idx, _ = _installable(rel, ctx.t, via_pypi=False)
     if ok_idx:
-        idx = [v for v in rel.index if v.startswith("cu") and plat in rel.index[v]]
-        idx.sort(key=lambda v: (stable is not None and v == stable.variant, _cuda_key(v)))
+        idx = [v for v in rel.index if v.is_cuda and plat in rel.index[v]]
+        idx.sort(key=lambda v: (stable is not None and v == stable.variant, v))
         for v in reversed(idx):
             if not any(v == o[0] for o in out):
                 out.append((v, False, rel.index[v][plat].verified))
@@ -642,7 +656,7 @@ def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[str, bool, bool]]:
 
 
 def _evaluate(
-    ctx: _Ctx, rel: Release, variant: str, via_pypi: bool, verified: bool
+    ctx: _Ctx, rel: Release, variant: Variant, via_pypi: bool, verified: bool
 ) -> tuple[Optional[_Candidate], list[str], bool]:
     """(candidate or None, why not, arch fits)."""
     plat = ctx.t.platform or ""
@@ -661,11 +675,21 @@ def _evaluate(
             ptx.append(g.name)
     if missing:
         return None, [f"{variant} has no kernels for {', '.join(missing)}"], False
-    compat, full, mvc, why = _driver_fit(b, ctx.matrix, ctx.t, ctx.facts, bool(ptx))
-    if compat is None:
-        return None, [f"{variant} (CUDA {b.cuda}) {why}"], True
+    fit = _driver_fit(b, ctx.matrix, ctx.t, ctx.facts, bool(ptx))
+    if not fit.runs:
+        return None, [f"{variant} (CUDA {b.cuda}) {fit.why_not()}"], True
     return (
-        _Candidate(rel, variant, via_pypi, b, compat, full, mvc, tuple(ptx), verified),
+        _Candidate(
+            rel,
+            variant,
+            via_pypi,
+            b,
+            fit.compat,
+            fit.toolkit_min,
+            fit.mvc_floor,
+            tuple(ptx),
+            verified,
+        ),
         [],
         True,
     )
@@ -674,24 +698,26 @@ def _evaluate(
 def _nvidia_plan(ctx: _Ctx, installable: list[Release]) -> Plan:
     unknown = [g for g in ctx.nv if g.cc is None]
     for g in unknown:
-        ctx.warnings.append(
+        ctx.warn(
+            "gpu-cc-unknown",
             f"{g.label}: compute capability unknown (not in the GPU catalogue); its "
-            f"architecture could not be checked against the wheels"
+            f"architecture could not be checked against the wheels",
         )
     ccs = {g.cc for g in ctx.nv if g.cc is not None}
     if len(ccs) > 1:
         names = ", ".join(sorted({f"{g.name} ({_sm(g.cc)})" for g in ctx.nv if g.cc}))
-        ctx.reasons.append(f"mixed GPUs ({names}): the wheel must carry kernels for each")
+        ctx.reason("mixed-gpus", f"mixed GPUs ({names}): the wheel must carry kernels for each")
     migs = [g for g in (ctx.facts.nvidia.gpus if ctx.facts.nvidia else ()) if g.mig_mode]
     if migs:
-        ctx.warnings.append(
+        ctx.warn(
+            "mig-enabled",
             "MIG mode is on for "
             + ", ".join(f"GPU {g.index}" for g in migs)
             + ": the wheel is the same, but PyTorch sees one MIG instance per process (choose it "
-            "with CUDA_VISIBLE_DEVICES=MIG-<uuid>; `nvidia-smi -L` lists them)"
+            "with CUDA_VISIBLE_DEVICES=MIG-<uuid>; `nvidia-smi -L` lists them)",
         )
     if ctx.facts.nvidia is not None and ctx.facts.nvidia.error:
-        ctx.warnings.append(f"the NVIDIA driver reported: {ctx.facts.nvidia.error}")
+        ctx.warn("driver-error", f"the NVIDIA driver reported: {ctx.facts.nvidia.error}")
     _driver_window_findings(ctx)
     blockers: dict[str, list[str]] = {}
     unverified_fits: list[str] = []
@@ -717,14 +743,15 @@ def _nvidia_plan(ctx: _Ctx, installable: list[Release]) -> Plan:
     if chosen.release.version != installable[0].version:
         newest = installable[0]
         because = "; ".join(blockers.get(str(newest.version), [])[:3]) or "no fitting variant"
-        ctx.reasons.append(f"torch {newest.version}: {because}")
+        ctx.reason("newest-release-blocked", f"torch {newest.version}: {because}")
         _driver_fixes(ctx, installable, chosen)
         _arch_fixes(ctx, newest)
     for u in unverified_fits[:2]:
-        ctx.warnings.append(
+        ctx.warn(
+            "unverified-fit",
             f"torch {u} would also fit, but the data doesn't confirm that PyTorch's index "
             f"publishes it; run `setup-env matrix refresh` on a machine that reaches "
-            f"download.pytorch.org"
+            f"download.pytorch.org",
         )
     return _gpu_plan(ctx, chosen, installable)
 
@@ -743,43 +770,48 @@ def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
     assert b is not None
     names = sorted({f"{g.name} ({_sm(g.cc)})" for g in ctx.nv if g.cc})
     how = "PyPI's default build" if c.via_pypi else f"the {c.variant} build on PyTorch's index"
-    ctx.reasons.insert(
-        0,
+    ctx.lead(
+        "gpu-build",
         f"torch {c.release.version} {how} (CUDA {b.cuda}) carries kernels for "
         f"{', '.join(names) or 'the GPUs'}: {', '.join(b.arch_names())}",
     )
     if b.confidence in ("I", "?"):
-        ctx.warnings.append(
+        ctx.warn(
+            "arches-inferred",
             f"the architecture list of {c.variant} in torch {c.release.version} is inferred, not "
-            f"read from the wheel ({b.source}); `setup-env matrix arches <wheel>` can confirm it"
+            f"read from the wheel ({b.source}); `setup-env matrix arches <wheel>` can confirm it",
         )
     if c.ptx_gpus:
-        ctx.warnings.append(
+        ctx.warn(
+            "arch-ptx",
             f"{', '.join(c.ptx_gpus)} run(s) this wheel through PTX JIT compilation: the first "
-            f"start compiles kernels (slow) and the driver must be >= {c.min_driver}"
+            f"start compiles kernels (slow) and the driver must be >= {c.min_driver}",
         )
     drv = ctx.facts.nvidia.driver_version if ctx.facts.nvidia else None
     who = "Windows driver (WSL2 uses it)" if t.wsl else "driver"
     if c.compat == "full":
-        ctx.reasons.append(
+        ctx.reason(
+            "driver-full",
             f"the NVIDIA {who} {drv or (ctx.facts.nvidia and ctx.facts.nvidia.cuda_driver_version)}"
-            f" supports CUDA {b.cuda} (needs >= {c.min_driver})"
+            f" supports CUDA {b.cuda} (needs >= {c.min_driver})",
         )
     elif c.compat == "mvc":
-        ctx.warnings.append(
+        ctx.warn(
+            "driver-mvc",
             f"driver {drv} is older than CUDA {b.toolkit}'s own driver ({c.min_driver}); the wheel "
             f"runs through CUDA minor-version compatibility (>= {c.mvc_floor}): PyTorch's "
-            f"prebuilt kernels work, PTX JIT and the newest CUDA APIs do not"
+            f"prebuilt kernels work, PTX JIT and the newest CUDA APIs do not",
         )
         _upgrade_driver_fix(ctx, c.min_driver or "", f"full CUDA {b.cuda} support", prio=30)
     elif c.compat == "no-driver":
-        ctx.warnings.append(
+        ctx.warn(
+            "driver-absent",
             f"no NVIDIA driver was found: install one >= {c.min_driver} before using this wheel"
             + (
                 f" (>= {c.mvc_floor} also works, through CUDA minor-version compatibility)"
                 if not c.ptx_gpus and c.mvc_floor and c.mvc_floor != c.min_driver
                 else ""
-            )
+            ),
         )
         _upgrade_driver_fix(
             ctx,
@@ -792,13 +824,14 @@ def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
     if not c.via_pypi:
         pv = c.release.pypi_variant.get(t.platform or "")
         if pv is not None:
-            ctx.reasons.append(
+            ctx.reason(
+                "pypi-default-differs",
                 f"plain `pip install torch` would give the {pv.variant} build here"
-                + (" (no GPU support)" if pv.variant == "cpu" else "")
-                + ", so the command names PyTorch's index"
+                + (" (no GPU support)" if pv.variant == CPU else "")
+                + ", so the command names PyTorch's index",
             )
     if t.wsl:
-        ctx.reasons.append("WSL2: the Linux wheel with the Windows NVIDIA driver")
+        ctx.reason("wsl2", "WSL2: the Linux wheel with the Windows NVIDIA driver")
     return _finish(ctx, c.release, c.variant, c.via_pypi, "ok", b, c.compat, installable)
 
 
@@ -807,7 +840,7 @@ def _driver_fixes(ctx: _Ctx, installable: list[Release], chosen: _Candidate) -> 
     for rel in installable:
         if rel.version <= chosen.release.version:
             break
-        best: Optional[tuple[Version, str, str]] = None
+        best: Optional[tuple[Version, str, Variant]] = None
         for variant, _via, verified in _cuda_candidates(ctx, rel):
             if not verified:
                 continue
@@ -821,25 +854,26 @@ def _driver_fixes(ctx: _Ctx, installable: list[Release], chosen: _Candidate) -> 
             if best is None or v < best[0]:
                 best = (v, text, variant)
         if best is not None:
-            if not _driver_possible(ctx, best[0]):
+            if not _driver_possible(ctx, best[0], best[1]):
                 return
             _upgrade_driver_fix(ctx, best[1], f"torch {rel.version} ({best[2]})", prio=10)
             return
 
 
-def _driver_possible(ctx: _Ctx, need: Version) -> bool:
-    """False (with the reason) when a GPU's last driver branch is older than ``need``."""
+def _driver_possible(ctx: _Ctx, need: Version, spelled: str = "") -> bool:
+    """False (with the reason) when a GPU's last driver branch is older than ``need``
+    (``spelled``: the version as NVIDIA writes it, 520.61.05; ``Version`` prints 520.61.5)."""
     for g in ctx.nv:
         if g.cc is None:
             continue
         last = g.last_branch
-        if last is not None and window_fit(need.major, None, last) != "ok":
+        if last is not None and _window_fit(need.major, None, last) != "ok":
             why = (
                 f"{g.name} ({_sm(g.cc)}) is supported by NVIDIA drivers up to R{last} only; a "
-                f"driver >= {need} is not available for it"
+                f"driver >= {spelled or need} is not available for it"
             )
-            if why not in ctx.reasons:
-                ctx.reasons.append(why)
+            if why not in (t for _c, t in ctx.reasons):
+                ctx.reason("driver-branch-ended", why)
             return False
     return True
 
@@ -852,11 +886,12 @@ def _driver_window_findings(ctx: _Ctx) -> None:
     if drv is None:
         return
     for g in ctx.nv:
-        if g.cc is None or window_fit(drv.major, g.first_branch, None) == "ok":
+        if g.cc is None or _window_fit(drv.major, g.first_branch, None) == "ok":
             continue
-        ctx.reasons.append(
+        ctx.reason(
+            "driver-older-than-gpu",
             f"driver {raw} is older than R{g.first_branch}, the first driver branch that runs "
-            f"{g.name} ({_sm(g.cc)}): CUDA sees no usable GPU until the driver is upgraded"
+            f"{g.name} ({_sm(g.cc)}): CUDA sees no usable GPU until the driver is upgraded",
         )
         _upgrade_driver_fix(ctx, f"{g.first_branch}", f"{g.name} ({_sm(g.cc)})", prio=0)
 
@@ -871,15 +906,15 @@ def _upgrade_driver_fix(
         return
     need_v = _v(need)
     if need_v is not None and any(
-        window_fit(need_v.major, None, g.last_branch) != "ok" for g in ctx.nv
+        _window_fit(need_v.major, None, g.last_branch) != "ok" for g in ctx.nv
     ):
         if fallback and fallback != need:
             fb = _v(fallback)
-            if fb is not None and _driver_possible(ctx, fb):
-                _driver_possible(ctx, need_v)
+            if fb is not None and _driver_possible(ctx, fb, fallback):
+                _driver_possible(ctx, need_v, need)
                 _upgrade_driver_fix(ctx, fallback, what, prio, new)
                 return
-        _driver_possible(ctx, need_v)
+        _driver_possible(ctx, need_v, need)
         return
     verb = "Install" if new else "Upgrade"
     branch = need.split(".")[0]
@@ -929,8 +964,9 @@ def _arch_fixes(ctx: _Ctx, newest: Release) -> None:
             if b is not None and runs_on(g.cc, b) is not None:
                 served = True
         if not served:
-            ctx.reasons.append(
-                f"no torch {newest.version} build carries kernels for {g.name} ({_sm(g.cc)})"
+            ctx.reason(
+                "arch-dropped-in-newest",
+                f"no torch {newest.version} build carries kernels for {g.name} ({_sm(g.cc)})",
             )
 
 
@@ -939,7 +975,7 @@ def _nvidia_none(
 ) -> Plan:
     newest = installable[0]
     for line in blockers.get(str(newest.version), [])[:4]:
-        ctx.reasons.append(f"torch {newest.version}: {line}")
+        ctx.reason("newest-release-blocked", f"torch {newest.version}: {line}")
     plat = ctx.t.platform or ""
     # Which GPUs does no build of any installable release serve?
     orphans = []
@@ -954,15 +990,17 @@ def _nvidia_none(
             orphans.append(g)
     if orphans:
         for g in orphans:
-            ctx.reasons.append(
+            ctx.reason(
+                "arch-missing",
                 f"no PyTorch wheel installable here carries kernels for {g.name} ({_sm(g.cc)})"
                 if g.cc
-                else ""
+                else "",
             )
     if unverified:
-        ctx.warnings.append(
+        ctx.warn(
+            "unverified-fit",
             f"{', '.join(unverified[:3])} would fit but are not confirmed on PyTorch's index; "
-            f"run `setup-env matrix refresh` where download.pytorch.org is reachable"
+            f"run `setup-env matrix refresh` where download.pytorch.org is reachable",
         )
     # Driver: the smallest driver that makes any release work.
     if not orphans:
@@ -982,7 +1020,7 @@ def _nvidia_none(
                     need = (v, text, f"torch {rel.version} ({variant})")
             if need is not None:
                 break
-        if need is not None and _driver_possible(ctx, need[0]):
+        if need is not None and _driver_possible(ctx, need[0], need[1]):
             _upgrade_driver_fix(ctx, need[1], need[2], prio=1)
     cc_list = sorted({_ccs(g.cc) for g in ctx.nv if g.cc}, key=Version)
     if len(cc_list) > 1:
@@ -1011,7 +1049,7 @@ def _nvidia_none(
 # --- ROCm / XPU ----------------------------------------------------------------------------------
 
 
-def _simple_accel(ctx: _Ctx, installable: list[Release], family: str) -> Plan:
+def _simple_accel(ctx: _Ctx, installable: list[Release], family: Literal["rocm", "xpu"]) -> Plan:
     t = ctx.t
     plat = t.platform or ""
     what = "AMD" if family == "rocm" else "Intel"
@@ -1031,7 +1069,7 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: str) -> Plan:
         ok, _w = _installable(rel, t, via_pypi=False)
         if not ok:
             continue
-        vs = [v for v in rel.index if v.startswith(family) and plat in rel.index[v]]
+        vs = [v for v in rel.index if v.kind == family and plat in rel.index[v]]
         good = [v for v in vs if rel.index[v][plat].verified]
         unverified += [f"{rel.version}+{v}" for v in vs if v not in good]
         if family == "rocm" and gfx_ids:
@@ -1042,35 +1080,43 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: str) -> Plan:
             good = fitting
         if not good:
             continue
-        variant = max(good, key=_rocm_key) if family == "rocm" else good[0]
-        ctx.reasons.insert(
-            0,
+        variant = max(good) if family == "rocm" else good[0]
+        ctx.lead(
+            "accelerator-build",
             f"{what} GPU(s) {names}: torch {rel.version} from PyTorch's {variant} index "
             f"(PyPI's wheels carry no {what} GPU support)",
         )
         if rel.version != installable[0].version:
-            ctx.reasons.append(
-                f"torch {installable[0].version}: no {family} build is confirmed in the data"
+            ctx.reason(
+                "newest-release-blocked",
+                f"torch {installable[0].version}: no {family} build is confirmed in the data",
             )
             if unverified:
-                ctx.warnings.append(
+                ctx.warn(
+                    "unverified-fit",
                     f"{', '.join(unverified[:3])} may exist but are not confirmed on PyTorch's "
-                    f"index; run `setup-env matrix refresh` where download.pytorch.org is reachable"
+                    "index; run `setup-env matrix refresh` where download.pytorch.org is "
+                    "reachable",
                 )
         if family == "rocm":
             _rocm_gfx_lines(ctx, str(rel.version), variant, gfx_ids, gfx_blocked)
         else:
-            ctx.warnings.append(
+            ctx.warn(
+                "xpu-driver-needed",
                 "XPU wheels need Intel's GPU driver (Linux: the i915/xe kernel driver plus the "
-                "level-zero and compute runtime packages; Windows: the Arc/Iris Xe driver)"
+                "level-zero and compute runtime packages; Windows: the Arc/Iris Xe driver)",
             )
         return _finish(ctx, rel, variant, False, "ok", None, None, installable)
     if family == "rocm" and plat != "linux_x86_64":
-        ctx.reasons.append(f"PyTorch publishes ROCm wheels for Linux x86_64 only, not {plat}")
+        ctx.reason(
+            "rocm-linux-only", f"PyTorch publishes ROCm wheels for Linux x86_64 only, not {plat}"
+        )
     elif family == "rocm" and gfx_blocked:
         _rocm_gfx_none(ctx, installable, gfx_ids, gfx_blocked)
     else:
-        ctx.reasons.append(f"no confirmed {family} build of torch fits this interpreter")
+        ctx.reason(
+            "no-accelerator-build", f"no confirmed {family} build of torch fits this interpreter"
+        )
     return _cpu_plan(ctx, installable, fallback=True)
 
 
@@ -1086,24 +1132,27 @@ def _amd_gfx(ctx: _Ctx) -> list[str]:
 
 
 def _rocm_gfx_lines(
-    ctx: _Ctx, version: str, variant: str, gfx_ids: list[str], blocked: list[str]
+    ctx: _Ctx, version: str, variant: Variant, gfx_ids: list[str], blocked: list[str]
 ) -> None:
     from setup_env.rocmplan import wheel_fit
 
     fit = wheel_fit(version, variant, gfx_ids)
     if fit.fits:
-        ctx.reasons.append(
+        ctx.reason(
+            "rocm-gfx-in-wheel",
             f"torch {version}+{variant} carries {', '.join(gfx_ids)} (PYTORCH_ROCM_ARCH of "
-            f"PyTorch's build: {' '.join(fit.targets)})"
+            f"PyTorch's build: {' '.join(fit.targets)})",
         )
     else:
-        ctx.warnings.append(
+        ctx.warn(
+            "rocm-gfx-unchecked",
             "the data doesn't list which gfx architectures this ROCm wheel carries: check "
-            "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after install)"
+            "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after install)",
         )
     if blocked:
-        ctx.reasons.append(
-            f"{', '.join(blocked[:3])}: no kernels for {', '.join(gfx_ids)} (rocm-gfx-not-in-wheel)"
+        ctx.reason(
+            "rocm-gfx-not-in-wheel",
+            f"{', '.join(blocked[:3])}: no kernels for {', '.join(gfx_ids)}",
         )
 
 
@@ -1114,13 +1163,14 @@ def _rocm_gfx_none(
     from setup_env.rocmplan import first_release_with, never_official, wheel_fit
 
     newest = blocked[0]
-    rel_v, variant = newest.split("+", 1)
-    missing = [g for g in gfx_ids if not wheel_fit(rel_v, variant, [g]).fits]
+    rel_v, label = newest.split("+", 1)
+    missing = [g for g in gfx_ids if not wheel_fit(rel_v, Variant.parse(label), [g]).fits]
     names = ", ".join(g.name for g in ctx.amd if g.gfx_arch in missing and g.name != g.gfx_arch)
-    ctx.reasons.append(
+    ctx.reason(
+        "rocm-gfx-not-in-wheel",
         f"no official ROCm wheel of torch {newest.split('+')[0]} carries {', '.join(missing)}"
         + (f" ({names})" if names else "")
-        + ": PyTorch builds for a fixed list of gfx targets (rocm-gfx-not-in-wheel)"
+        + ": PyTorch builds for a fixed list of gfx targets",
     )
     never = [g for g in missing if never_official(g)]
     later = {}
@@ -1128,7 +1178,7 @@ def _rocm_gfx_none(
         if g in never:
             continue
         rels = sorted((str(r.version) for r in ctx.matrix.releases), key=Version)
-        variants = sorted({v for r in ctx.matrix.releases for v in r.index if v.startswith("rocm")})
+        variants = sorted({v for r in ctx.matrix.releases for v in r.index if v.is_rocm})
         first = first_release_with(g, rels, variants)
         if first is not None:
             later[g] = first
@@ -1147,10 +1197,11 @@ def _rocm_gfx_none(
         f"develop, on ROCm (https://github.com/pytorch/pytorch#amd-rocm-support)",
     )
     if never:
-        ctx.warnings.append(
+        ctx.warn(
+            "rocm-gfx-never-official",
             f"{', '.join(never)} is in no official PyTorch ROCm wheel; HSA_OVERRIDE_GFX_VERSION "
             f"(making the runtime report a listed target) is a community workaround, not a "
-            f"supported configuration: kernels may fail or give wrong results"
+            f"supported configuration: kernels may fail or give wrong results",
         )
 
 
@@ -1163,47 +1214,49 @@ def _cpu_plan(ctx: _Ctx, installable: list[Release], fallback: bool) -> Plan:
     for rel in installable:
         pv = rel.pypi_variant.get(plat)
         ok_pypi, _ = _installable(rel, t, via_pypi=True)
-        if pv is not None and pv.variant == "cpu" and ok_pypi:
-            return _cpu_done(ctx, rel, "cpu", True, fallback, installable)
+        if pv is not None and pv.variant == CPU and ok_pypi:
+            return _cpu_done(ctx, rel, CPU, True, fallback, installable)
         ok_idx, _ = _installable(rel, t, via_pypi=False)
-        av = rel.index.get("cpu", {}).get(plat)
+        av = rel.index.get(CPU, {}).get(plat)
         if av is not None and av.verified and ok_idx:
-            return _cpu_done(ctx, rel, "cpu", False, fallback, installable)
+            return _cpu_done(ctx, rel, CPU, False, fallback, installable)
         if pv is not None and ok_pypi and plat.startswith("linux") and not fallback:
             # PyPI serves a CUDA build here and the cpu index is not confirmed for this
             # release: the CUDA wheel also runs on CPU (just bigger).
             continue
-    return _none(ctx, "no CPU build of torch fits this interpreter either")
+    return _none(ctx, "no-cpu-build", "no CPU build of torch fits this interpreter either")
 
 
 def _cpu_done(
-    ctx: _Ctx, rel: Release, variant: str, via_pypi: bool, fallback: bool, inst: list[Release]
+    ctx: _Ctx, rel: Release, variant: Variant, via_pypi: bool, fallback: bool, inst: list[Release]
 ) -> Plan:
     t = ctx.t
     if t.platform == "macos_arm64":
         mps = t.macos is None or t.macos >= Version("14")
         if mps:
-            ctx.reasons.insert(
-                0, f"Apple Silicon: PyPI's torch {rel.version} wheel has the MPS (Metal) backend"
+            ctx.lead(
+                "mps",
+                f"Apple Silicon: PyPI's torch {rel.version} wheel has the MPS (Metal) backend",
             )
-            variant = "mps"
+            variant = MPS
         else:
-            ctx.reasons.insert(0, f"Apple Silicon on macOS {t.macos}: torch {rel.version}")
-            ctx.warnings.append(
+            ctx.lead("apple-old-macos", f"Apple Silicon on macOS {t.macos}: torch {rel.version}")
+            ctx.warn(
+                "mps-needs-macos-14",
                 "PyTorch's MPS backend is built for macOS 14 (Sonoma) or later; on older macOS "
-                "torch may fall back to the CPU"
+                "torch may fall back to the CPU",
             )
     elif t.platform == "macos_x86_64":
-        ctx.reasons.insert(
-            0,
+        ctx.lead(
+            "intel-mac",
             f"Intel Mac: PyTorch stopped publishing macOS x86_64 wheels after 2.2.2; torch "
             f"{rel.version} is the newest for this machine (CPU only)",
         )
         if t.rosetta:
             _rosetta(ctx)
     elif fallback:
-        ctx.reasons.insert(
-            0,
+        ctx.lead(
+            "cpu-fallback",
             f"fallback: the CPU build of torch {rel.version}; no GPU build fits (see the fixes)",
         )
         ctx.fix(
@@ -1213,22 +1266,24 @@ def _cpu_done(
         )
     else:
         src = "PyPI's default build" if via_pypi else "the CPU build from PyTorch's cpu index"
-        ctx.reasons.insert(0, f"no GPU found: {src} of torch {rel.version}")
+        ctx.lead("no-gpu", f"no GPU found: {src} of torch {rel.version}")
         if not via_pypi:
             pv = rel.pypi_variant.get(t.platform or "")
-            if pv is not None and pv.variant != "cpu":
-                ctx.reasons.append(
+            if pv is not None and pv.variant != CPU:
+                ctx.reason(
+                    "pypi-default-differs",
                     f"PyPI's {t.platform} wheel is the {pv.variant} build (several GB of CUDA "
-                    f"libraries); the cpu index avoids downloading them"
+                    f"libraries); the cpu index avoids downloading them",
                 )
     status: Literal["ok", "fallback"] = "fallback" if fallback else "ok"
     return _finish(ctx, rel, variant, via_pypi, status, None, None, inst)
 
 
 def _rosetta(ctx: _Ctx) -> None:
-    ctx.warnings.append(
+    ctx.warn(
+        "rosetta",
         "this Python is an x86_64 build running under Rosetta 2 on an Apple Silicon Mac: it can "
-        "only install torch <= 2.2.2 and never gets MPS"
+        "only install torch <= 2.2.2 and never gets MPS",
     )
     ctx.fix(
         1,
@@ -1242,12 +1297,12 @@ def _rosetta(ctx: _Ctx) -> None:
 # --- pins ----------------------------------------------------------------------------------------
 
 
-def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: str) -> Plan:
+def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: Variant) -> Plan:
     t = ctx.t
     plat = t.platform or ""
-    if variant == "mps":
+    if variant == MPS:
         if plat != "macos_arm64":
-            return _none(ctx, "--variant mps: MPS is Apple Silicon only")
+            return _none(ctx, "mps-apple-only", "--variant mps: MPS is Apple Silicon only")
         return _cpu_plan(ctx, installable, fallback=False)
     for rel in installable:
         pv = rel.pypi_variant.get(plat)
@@ -1257,10 +1312,11 @@ def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: str) -> Plan
         if not (via_pypi or on_index):
             continue
         if rel.version != installable[0].version:
-            ctx.reasons.append(
-                f"torch {installable[0].version} has no confirmed {variant} build for {plat}"
+            ctx.reason(
+                "newest-release-blocked",
+                f"torch {installable[0].version} has no confirmed {variant} build for {plat}",
             )
-        b = ctx.matrix.build(variant, rel.version, plat) if variant.startswith("cu") else None
+        b = ctx.matrix.build(variant, rel.version, plat) if variant.is_cuda else None
         compat = None
         if b is not None:
             missing = [
@@ -1269,18 +1325,32 @@ def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: str) -> Plan
                 if g.cc is not None and runs_on(g.cc, b) is None
             ]
             if missing:
-                ctx.warnings.append(
+                ctx.warn(
+                    "arch-missing",
                     f"{variant} of torch {rel.version} has no kernels for {', '.join(missing)}: "
-                    f"'no kernel image is available' at run time"
+                    f"'no kernel image is available' at run time",
                 )
-            ptx = any(g.cc is not None and runs_on(g.cc, b) == "ptx" for g in ctx.nv)
-            compat, full, _mvc, why = _driver_fit(b, ctx.matrix, t, ctx.facts, ptx)
+            jit = [g.name for g in ctx.nv if g.cc is not None and runs_on(g.cc, b) == "ptx"]
+            if jit:
+                ctx.warn(
+                    "arch-ptx",
+                    f"{', '.join(jit)} run(s) {variant} of torch {rel.version} through PTX JIT "
+                    "compilation only (slow first start)",
+                )
+            ptx = bool(jit)
+            fit = _driver_fit(b, ctx.matrix, t, ctx.facts, ptx)
+            compat = fit.compat if fit.runs else None
             if compat is None:
-                ctx.warnings.append(
-                    f"{variant} (CUDA {b.cuda}) {why}; the installed driver is older"
+                ctx.warn(
+                    fit.code,
+                    f"{variant} (CUDA {b.cuda}) {fit.why_not()}; the installed driver is older",
                 )
-                _upgrade_driver_fix(ctx, full, f"torch {rel.version} ({variant})", prio=1)
-        ctx.reasons.insert(0, f"torch {rel.version} {variant}, as asked (--variant {variant})")
+                _upgrade_driver_fix(
+                    ctx, fit.toolkit_min or "", f"torch {rel.version} ({variant})", prio=1
+                )
+        ctx.lead(
+            "variant-as-asked", f"torch {rel.version} {variant}, as asked (--variant {variant})"
+        )
         return _finish(ctx, rel, variant, via_pypi, "ok", b, compat, installable)
     unverified = [str(r.version) for r in installable if plat in r.index.get(variant, {})]
     newest_with = next(
@@ -1295,9 +1365,10 @@ def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: str) -> Plan
     if ctx.options.torch:
         msg += f" in torch {ctx.options.torch}"
     if unverified:
-        ctx.warnings.append(
+        ctx.warn(
+            "unverified-variant",
             f"{variant} for torch {', '.join(unverified[:3])} is listed as unverified (PyTorch's "
-            f"index could not be read); `setup-env matrix refresh` can confirm it"
+            f"index could not be read); `setup-env matrix refresh` can confirm it",
         )
     if newest_with is not None:
         ctx.fix(
@@ -1306,7 +1377,7 @@ def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: str) -> Plan
             f"the newest torch with a confirmed {variant} build for {plat} is "
             f"{newest_with.version}: --torch {newest_with.version} --variant {variant}",
         )
-    return _none(ctx, msg)
+    return _none(ctx, "no-variant-build", msg)
 
 
 # --- when nothing installs -----------------------------------------------------------------------
@@ -1358,7 +1429,9 @@ def _nothing_installable(ctx: _Ctx, rels: list[Release], why_not: dict[str, str]
             "say which Python will install torch: run `setup-env plan` on that machine, or plan "
             f"for it with `setup-env plan --os {ctx.t.os or 'linux'} --python 3.12 ...`",
         )
-        return _none(ctx, "these facts name no Python interpreter, so no wheel can be matched")
+        return _none(
+            ctx, "no-python", "these facts name no Python interpreter, so no wheel can be matched"
+        )
     _interpreter_fixes(ctx, newest, why_not.get(str(newest.version), ""))
     if ctx.options.torch:
         # a pin that doesn't install: say what would
@@ -1376,6 +1449,7 @@ def _nothing_installable(ctx: _Ctx, rels: list[Release], why_not: dict[str, str]
             )
     return _none(
         ctx,
+        "nothing-installable",
         f"torch {newest.version} {why_not.get(str(newest.version), 'does not install here')}"
         + ("" if ctx.options.torch else "; no torch release in the matrix installs here"),
     )
@@ -1390,22 +1464,24 @@ def _no_platform(ctx: _Ctx) -> Plan:
             "PyTorch publishes no stable Windows on Arm wheels; use an x64 Python (runs under "
             "emulation, CPU only) or WSL2",
         )
-    return _none(ctx, f"PyTorch publishes no wheels for {t.os} on {t.arch or 'this CPU'}")
+    return _none(
+        ctx, "no-platform", f"PyTorch publishes no wheels for {t.os} on {t.arch or 'this CPU'}"
+    )
 
 
-def _none(ctx: _Ctx, reason: str, extra_fix: tuple[str, str] | None = None) -> Plan:
-    ctx.reasons.insert(0, reason)
+def _none(ctx: _Ctx, code: str, reason: str, extra_fix: tuple[str, str] | None = None) -> Plan:
+    ctx.lead(code, reason)
     if extra_fix is not None:
         ctx.fix(1, extra_fix[0], extra_fix[1])
-    return Plan(
-        status="none",
-        reasons=tuple(r for r in ctx.reasons if r),
-        warnings=tuple(ctx.warnings),
-        fixes=ctx.ranked(),
-        details=ctx.details,
-        platform=ctx.t.platform,
-        newest_torch=str(ctx.matrix.newest.version),
-        source="",
+    return ctx.said(
+        Plan(
+            status="none",
+            fixes=ctx.ranked(),
+            details=ctx.details,
+            platform=ctx.t.platform,
+            newest_torch=str(ctx.matrix.newest.version),
+            source="",
+        )
     )
 
 
@@ -1419,18 +1495,24 @@ def _nightly_plan(ctx: _Ctx) -> Plan:
         return _no_platform(ctx)
     variants = ctx.matrix.nightly.get(plat, ())
     kind = _accelerator(ctx)
-    if ctx.options.variant:
-        variant = ctx.options.variant
+    asked = asked_variant(ctx.options, ctx.matrix)
+    variant: Variant
+    if asked is not None:
+        variant = asked
         if variant not in variants:
-            return _none(ctx, f"the nightly channel has no {variant} build for {plat} in the data")
+            return _none(
+                ctx,
+                "nightly-no-variant",
+                f"the nightly channel has no {variant} build for {plat} in the data",
+            )
     elif plat.startswith("macos"):
-        variant = "cpu"
+        variant = CPU
     elif kind == "nvidia":
         newest = ctx.matrix.newest
         # the newest CUDA whose newest stable build runs every GPU
         fits = []
         for v in variants:
-            if not v.startswith("cu"):
+            if not v.is_cuda:
                 continue
             b = None
             for rel in reversed(ctx.matrix.releases):
@@ -1442,45 +1524,49 @@ def _nightly_plan(ctx: _Ctx) -> Plan:
         if not fits:
             return _none(
                 ctx,
+                "nightly-no-gpu-build",
                 f"no nightly CUDA build is known to carry kernels for these GPUs "
                 f"(data of {newest.version})",
             )
         stable = newest.pypi_variant.get("linux_x86_64")
-        variant = stable.variant if stable and stable.variant in fits else max(fits, key=_cuda_key)
+        variant = stable.variant if stable and stable.variant in fits else max(fits)
     elif kind == "amd":
-        rocms = [v for v in variants if v.startswith("rocm")]
+        rocms = [v for v in variants if v.is_rocm]
         if not rocms:
-            return _none(ctx, f"the nightly channel has no ROCm build for {plat}")
-        variant = max(rocms, key=_rocm_key)
-    elif kind == "intel" and "xpu" in variants:
-        variant = "xpu"
+            return _none(
+                ctx, "nightly-no-variant", f"the nightly channel has no ROCm build for {plat}"
+            )
+        variant = max(rocms)
+    elif kind == "intel" and XPU in variants:
+        variant = XPU
     else:
-        variant = "cpu"
-    ctx.reasons.insert(0, f"nightly {variant} build from PyTorch's nightly index")
-    ctx.warnings.append(
+        variant = CPU
+    ctx.lead("nightly", f"nightly {variant} build from PyTorch's nightly index")
+    ctx.warn(
+        "nightly-unverified",
         "nightly builds change daily and their contents are not verified by this data "
-        f"({ctx.matrix.retrieved}); pin a stable release for anything that must keep working"
+        f"({ctx.matrix.retrieved}); pin a stable release for anything that must keep working",
     )
     base = check_index_url(ctx.options.index_url) if ctx.options.index_url else ctx.matrix.index_url
     url = f"{base.rstrip('/')}/nightly/{variant}"
     packages = ["torch", *[p for p in ctx.options.with_packages if p in COMPANIONS]]
     argv, command, config = _commands(ctx, packages, url, pre=True)
-    return Plan(
-        status="ok",
-        torch_version=None,
-        variant=variant,
-        index_url=url,
-        requirements=tuple(packages),
-        argv=argv,
-        command=command,
-        config=config,
-        reasons=tuple(ctx.reasons),
-        warnings=tuple(ctx.warnings),
-        fixes=ctx.ranked(),
-        details=ctx.details,
-        platform=plat,
-        newest_torch=None,
-        source="nightly",
+    return ctx.said(
+        Plan(
+            status="ok",
+            torch_version=None,
+            variant=variant,
+            index_url=url,
+            requirements=tuple(packages),
+            argv=argv,
+            command=command,
+            config=config,
+            fixes=ctx.ranked(),
+            details=ctx.details,
+            platform=plat,
+            newest_torch=None,
+            source="nightly",
+        )
     )
 
 
@@ -1490,7 +1576,7 @@ def _nightly_plan(ctx: _Ctx) -> Plan:
 def _finish(
     ctx: _Ctx,
     rel: Release,
-    variant: str,
+    variant: Variant,
     via_pypi: bool,
     status: Literal["ok", "fallback"],
     build: Optional[Build],
@@ -1499,7 +1585,7 @@ def _finish(
 ) -> Plan:
     opts = ctx.options
     t = ctx.t
-    index_variant = "cpu" if variant == "mps" else variant
+    index_variant = variant.index_variant
     url: Optional[str] = None
     source = "pypi"
     if not via_pypi:
@@ -1510,8 +1596,9 @@ def _finish(
             url = f"{ctx.matrix.index_url.rstrip('/')}/{index_variant}"
             source = "index"
     elif opts.index_url:
-        ctx.warnings.append(
-            "--index-url names a mirror of PyTorch's index, but this plan installs from PyPI"
+        ctx.warn(
+            "mirror-unused",
+            "--index-url names a mirror of PyTorch's index, but this plan installs from PyPI",
         )
     requirements = [f"torch=={rel.version}"]
     for name in opts.with_packages:
@@ -1521,7 +1608,7 @@ def _finish(
             msg = f"{name}: no {name} release is known for torch {rel.version}"
             if name == "torchvision" and rel.version >= Version("2.15"):
                 msg += " (none on PyPI yet)"
-            ctx.warnings.append(msg + "; installing torch without it")
+            ctx.warn("companion-unknown", msg + "; installing torch without it")
             if alt is not None:
                 ctx.fix(
                     8,
@@ -1531,9 +1618,10 @@ def _finish(
                 )
             continue
         if not _companion_wheel(ctx, name, comp.version):
-            ctx.warnings.append(
+            ctx.warn(
+                "companion-no-wheel",
                 f"{name} {comp.version}: no wheel on PyPI for {t.py_label} on {t.platform}; "
-                f"pip may try to build it from source"
+                f"pip may try to build it from source",
             )
         requirements.append(f"{name}{comp.spec}")
     argv, command, config = _commands(ctx, requirements, url, pre=False)
@@ -1549,25 +1637,25 @@ def _finish(
         ctx.details["arches_source"] = build.measured or build.source
     ctx.details["release_uploaded"] = rel.uploaded
     ctx.details["requires_python"] = str(rel.requires_python)
-    return Plan(
-        status=status,
-        torch_version=str(rel.version),
-        variant=variant,
-        index_url=url,
-        requirements=tuple(requirements),
-        argv=argv,
-        command=command,
-        config=config,
-        reasons=tuple(r for r in ctx.reasons if r),
-        warnings=tuple(ctx.warnings),
-        fixes=ctx.ranked(),
-        min_driver=min_driver,
-        details=dict(ctx.details),
-        platform=t.platform,
-        cuda=cuda,
-        driver_compat=compat,
-        newest_torch=str(ctx.matrix.newest.version),
-        source=source,
+    return ctx.said(
+        Plan(
+            status=status,
+            torch_version=str(rel.version),
+            variant=variant,
+            index_url=url,
+            requirements=tuple(requirements),
+            argv=argv,
+            command=command,
+            config=config,
+            fixes=ctx.ranked(),
+            min_driver=min_driver,
+            details=dict(ctx.details),
+            platform=t.platform,
+            cuda=cuda,
+            driver_compat=compat,
+            newest_torch=str(ctx.matrix.newest.version),
+            source=source,
+        )
     )
 
 

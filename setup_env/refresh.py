@@ -31,6 +31,7 @@ from typing import Any
 
 from setup_env import tags
 from setup_env.exitcodes import ExitCode
+from setup_env.variant import CPU, Variant
 
 # --- the live view: what the indexes say, in one schema-independent shape ------------------------
 #
@@ -501,11 +502,10 @@ def merge_view(
     return new
 
 
-def variant_key(v: str) -> tuple[int, tuple[int, ...], str]:
-    order = {"cpu": 0, "cu": 1, "rocm": 2, "xpu": 3}
-    kind = next((k for k in ("rocm", "cu", "cpu", "xpu") if v.startswith(k)), "zz")
-    nums = tuple(int(n) for n in re.findall(r"\d+", v))
-    return (order.get(kind, 9), nums, v)
+def variant_key(v: str) -> tuple[bool, Variant, str]:
+    """Labels in :class:`Variant` order (unreadable ones last)."""
+    parsed = Variant.find(v)
+    return (parsed is None, parsed or CPU, v)
 
 
 # --- the current copy and the one writer ------------------------------------------------------
@@ -524,13 +524,11 @@ class Base:
 
 
 def _read_doc(path: Path) -> dict[str, Any]:
-    """A matrix document that ``matrix.parse`` accepts; MatrixError (a ValueError) otherwise."""
-    from setup_env import bounded, matrix
+    """A matrix document that ``matrix.parse`` accepts, read as ``load_matrix`` reads one (the
+    bounded reader); MatrixError (a ValueError) otherwise."""
+    from setup_env import matrix
 
-    try:  # bounded: the user's copy may be a FIFO, huge, deep: never a hang or a traceback
-        doc = bounded.parse_json(bounded.read_file(path, matrix.MAX_MATRIX_FILE), "the matrix")
-    except (bounded.ReadFailed, bounded.InputError) as exc:
-        raise matrix.MatrixError(f"{path}: cannot read the wheel matrix ({exc})") from None
+    doc = matrix.read_document(path)
     matrix.parse(doc, path=str(path))
     return dict(doc)
 
@@ -636,7 +634,11 @@ def default_variants(view: dict[str, Any]) -> list[str]:
     """Variants the data knows, plus the next two CUDA minors after the newest (new releases)."""
     known = {v for e in view["releases"].values() for v in e["variants"]}
     known.add("cpu")
-    cuda = sorted(int(v[2:]) for v in known if v.startswith("cu"))
+    cuda = sorted(
+        v.version[0] * 10 + v.version[1]
+        for v in map(Variant.find, known)
+        if v is not None and v.is_cuda
+    )  # cu129 -> 129: the next two labels are cu130, cu131
     if cuda:
         known.update(f"cu{cuda[-1] + i}" for i in (1, 2))
     return sorted(known, key=variant_key)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from setup_env.matrix_report import SHORT, select, variant_rows
-from setup_env.refresh import release_key, variant_key
+from setup_env.refresh import release_key
+from setup_env.variant import Variant
 
 if TYPE_CHECKING:
     from setup_env.refresh import RefreshResult
@@ -137,7 +138,7 @@ def show_text(
         rows = [
             (str(rel.version) if i == 0 else "", *_row_cells(m, row))
             for rel in releases
-            for i, row in enumerate(variant_rows(m, rel, variant))
+            for i, row in enumerate(variant_rows(m, rel, Variant.parse(variant)))
         ]
         out.append(render.table(("torch", "platforms", "CUDA", "SASS", "PTX", *_DRIVER_HEAD), rows))
         out += _legend(style)
@@ -145,13 +146,13 @@ def show_text(
     out.append("")
     rows = []
     for rel in releases:
-        by_variant: dict[str, list[str]] = {}
+        by_variant: dict[Variant, list[str]] = {}
         for plat, pvar in rel.pypi_variant.items():
             by_variant.setdefault(pvar.variant, []).append(_TINY.get(plat, plat))
         pv = " · ".join(f"{v}: {' '.join(ps)}" for v, ps in by_variant.items())
         idx = " ".join(
-            v + ("" if any(a.verified for a in rel.index[v].values()) else "?")
-            for v in sorted(rel.index, key=variant_key)
+            str(v) + ("" if any(a.verified for a in rel.index[v].values()) else "?")
+            for v in sorted(rel.index)
         )
         comp = rel.companions
         rows.append(
@@ -189,7 +190,7 @@ def show_text(
             out.append("")
             out.append(style("Nightly (unverified, changes daily)", "bold"))
             for plat, vs in m.nightly.items():
-                out.append(f"  {SHORT.get(plat, plat)}: {' '.join(vs)}")
+                out.append(f"  {SHORT.get(plat, plat)}: {' '.join(str(v) for v in vs)}")
     out.append("")
     out.append(
         style(
@@ -211,7 +212,7 @@ def _row_cells(m: Any, row: dict[str, Any]) -> tuple[str, ...]:
     )
     b = row.get("_build")
     if b is None:
-        gpu = "-" if not row["variant"].startswith("cu") else "(no arch data)"
+        gpu = "-" if not Variant.parse(row["variant"]).is_cuda else "(no arch data)"
         return (plats, "-", gpu, "-", "-", "-")
     return (
         plats,
@@ -255,11 +256,11 @@ def _release_lines(m: Any, rel: Any, variant: str | None, style: Style, verbose:
     if verbose:
         for name, c in rel.companions.items():
             out.append(style(f"    {name}: [{c.confidence}] {c.source}", "dim"))
-    variants = [variant] if variant else sorted(rel.index, key=variant_key)
+    variants = [Variant.parse(variant)] if variant else sorted(rel.index)
     rows, sources = [], []
     for v in variants:
         for row in variant_rows(m, rel, v):
-            rows.append((v, *_row_cells(m, row)))
+            rows.append((str(v), *_row_cells(m, row)))
             if row["build_source"]:
                 sources.append(f"{v} {' '.join(row['platforms'])}: {row['build_source']}")
     out.append("  " + render.table(("variant", "platforms", "CUDA", "SASS", "PTX", *_DRIVER_HEAD),

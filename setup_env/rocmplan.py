@@ -17,6 +17,7 @@ from setup_env import gpus as catalogue
 from setup_env.cuda import gfx_runs_on  # the rule lives beside the CUDA rules
 
 __all__ = ["GfxFit", "InstalledGap", "gfx_runs_on", "installed_gap", "wheel_fit"]
+from setup_env.variant import Variant
 
 # The code a plan or finding carries for each state (consumers test codes, not prose).
 MISSING = "rocm-gfx-not-in-wheel"
@@ -33,9 +34,9 @@ class GfxFit:
     code: Optional[str] = None  # None | MISSING | UNKNOWN
 
 
-def wheel_fit(torch_version: str, variant: str, gfx_ids: Sequence[str]) -> GfxFit:
-    """``wheel_fit("2.7.1", "rocm6.3", ["gfx1201"])`` -> fits."""
-    rocm = variant[4:] if variant.startswith("rocm") else variant
+def wheel_fit(torch_version: str, variant: Variant, gfx_ids: Sequence[str]) -> GfxFit:
+    """``wheel_fit("2.7.1", Variant.parse("rocm6.3"), ["gfx1201"])`` -> fits."""
+    rocm = ".".join(str(p) for p in variant.version)
     try:
         targets = catalogue.load().rocm_gfx(torch_version, rocm)
     except catalogue.CatalogueError:
@@ -46,7 +47,9 @@ def wheel_fit(torch_version: str, variant: str, gfx_ids: Sequence[str]) -> GfxFi
     return GfxFit(not missing, missing, tuple(targets), MISSING if missing else None)
 
 
-def first_release_with(gfx: str, releases: Sequence[str], variants: Sequence[str]) -> str | None:
+def first_release_with(
+    gfx: str, releases: Sequence[str], variants: Sequence[Variant]
+) -> str | None:
     """The oldest of ``releases`` whose ROCm wheel (any of ``variants``) carries ``gfx``."""
     for rel in releases:
         for v in variants:
@@ -69,17 +72,17 @@ class InstalledGap:
     """An installed ROCm torch that carries no kernels for some of the machine's AMD GPUs."""
 
     torch_version: str
-    variant: str
+    variant: Variant
     gpus: tuple[str, ...]  # "AMD Radeon RX 5700 XT (gfx1010)"
     missing: tuple[str, ...]
     targets: tuple[str, ...]
 
 
 def installed_gap(
-    torch_version: str, variant: Optional[str], gpus: Sequence[tuple[str, Optional[str]]]
+    torch_version: str, variant: Optional[Variant], gpus: Sequence[tuple[str, Optional[str]]]
 ) -> InstalledGap | None:
     """``gpus`` as (name, gfx id) pairs; None when the wheel carries them all or is unknown."""
-    if not variant or not variant.startswith("rocm"):
+    if variant is None or not variant.is_rocm:
         return None
     base = torch_version.split("+", 1)[0]
     gfx_ids = [g for _n, g in gpus if g]

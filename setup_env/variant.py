@@ -23,11 +23,14 @@ KINDS: tuple[Kind, ...] = ("cpu", "mps", "cuda", "rocm", "xpu")
 _RANK = {k: i for i, k in enumerate(KINDS)}
 
 # The one label grammar. cuXY(Z): the last digit is the minor (cu92, cu118, cu128, cu130);
-# rocmX.Y(.Z); a bare "rocm" (a report that says ROCm without its version).
-LABEL_RE = re.compile(r"(?:cpu|mps|xpu|cu\d{2,3}|rocm(?:\d+(?:\.\d+){1,2})?)")
-_LABEL = re.compile(r"(cpu|mps|xpu)|cu(\d{1,2})(\d)|rocm(?:(\d+(?:\.\d+){1,2}))?")
+# rocmX.Y(.Z); a bare "rocm" (a report that says ROCm without its version). PyTorch's index
+# pages are rocmX.Y(.Z) only (:attr:`Variant.on_index`).
+_LABEL = re.compile(r"(cpu|mps|xpu)|cu(\d{1,2})(\d)|rocm(?:(\d+(?:\.\d+){0,3}))?")
 # A local version label starts with the variant: "cu128", "rocm6.2.4", "cpu.cxx11.abi".
-_LOCAL = re.compile(r"(cpu|xpu|cu\d{2,3}|rocm\d+(?:\.\d+){1,2}|rocm)(?=$|[.+_-])")
+_LOCAL = re.compile(r"(cpu|xpu|cu\d{2,3}|rocm\d+(?:\.\d+){0,3}|rocm)(?=$|[.+_-])")
+
+
+_PARSED: dict[str, Variant] = {}  # label -> value (a matrix repeats a few labels many times)
 
 
 class VariantError(ValueError):
@@ -56,15 +59,22 @@ class Variant:
     @classmethod
     def parse(cls, text: str) -> Variant:
         """``"cu128"`` -> Variant("cuda", (12, 8)); VariantError for anything else."""
+        hit = _PARSED.get(text) if isinstance(text, str) else None
+        if hit is not None:
+            return hit
         t = text.strip().lower() if isinstance(text, str) else ""
         m = _LABEL.fullmatch(t)
         if not m:
             raise VariantError(f"{text!r} is not a variant (cpu, cuXYZ, rocmX.Y, xpu)")
         if m.group(1):
-            return cls(m.group(1))  # type: ignore[arg-type]
-        if m.group(2):
-            return cls("cuda", (int(m.group(2)), int(m.group(3))))
-        return cls("rocm", tuple(int(p) for p in (m.group(4) or "").split(".") if p))
+            v = cls(m.group(1))  # type: ignore[arg-type]
+        elif m.group(2):
+            v = cls("cuda", (int(m.group(2)), int(m.group(3))))
+        else:
+            v = cls("rocm", tuple(int(p) for p in (m.group(4) or "").split(".") if p))
+        if len(_PARSED) < 512:
+            _PARSED[text] = v
+        return v
 
     @classmethod
     def find(cls, text: Optional[str]) -> Optional[Variant]:
@@ -119,8 +129,11 @@ class Variant:
 
     @property
     def on_index(self) -> bool:
-        """A label PyTorch's index can have a page for (not ``mps``, not a versionless ``rocm``)."""
-        return self.kind != "mps" and (self.kind != "rocm" or bool(self.version))
+        """A label the data and PyTorch's index use: cpu, cuXYZ (CUDA 10.0 on: an old cu92 still
+        parses, as an installed wheel's label, but is no page this tool reads), rocmX.Y(.Z), xpu."""
+        if self.kind == "cuda":
+            return self.version[0] >= 10
+        return self.kind != "mps" and (self.kind != "rocm" or len(self.version) in (2, 3))
 
     @property
     def cuda(self) -> Optional[str]:
@@ -173,6 +186,23 @@ class Variant:
 
     def __reduce__(self) -> tuple[object, ...]:
         return (Variant, (self.kind, self.version))
+
+
+def is_index_label(text: object) -> bool:
+    """A label PyTorch's index has pages for (cpu, cuXYZ, rocmX.Y(.Z), xpu), spelled exactly so:
+    the only variant text that may enter a URL or a printed command."""
+    if not isinstance(text, str):
+        return False
+    hit = _INDEX_LABELS.get(text)
+    if hit is None:
+        v = Variant.find(text)
+        hit = v is not None and v.on_index and v.label == text
+        if len(_INDEX_LABELS) < 512:
+            _INDEX_LABELS[text] = hit
+    return hit
+
+
+_INDEX_LABELS: dict[str, bool] = {}
 
 
 CPU = Variant("cpu")

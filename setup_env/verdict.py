@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from setup_env.exitcodes import ExitCode
+from setup_env.variant import Variant
 
 if TYPE_CHECKING:
     from setup_env.cloudplan import CloudAdvice
@@ -208,11 +209,12 @@ def target_arch_findings(
 
     Returns (findings, replaces): ``replaces`` is True when the binaries were read, so the
     doctor's matrix-based arch findings (a list from the data, possibly inferred) give way."""
-    from setup_env.doctor import Finding, gpu_runs_on
+    from setup_env.cuda import parse_cc, runs_on, sm
+    from setup_env.doctor import Finding
 
     torch = facts.package("torch")
     gpus = [g for g in (facts.nvidia.gpus if facts.nvidia else ()) if g.vendor == "nvidia"]
-    cuda_build = bool(torch and (torch.cuda or (torch.variant or "").startswith("cu")))
+    cuda_build = bool(torch and (torch.cuda or (torch.variant and torch.variant.is_cuda)))
     if torch is None or arches is None or not gpus or not (cuda_build or arches.files):
         return (), False
     where = ", ".join(arches.files) or "the installed torch"
@@ -230,11 +232,11 @@ def target_arch_findings(
     missing: list[str] = []
     ptx: list[str] = []
     for gpu in gpus:
-        cc = gpu.compute_capability
-        if not cc:
+        cc = parse_cc(gpu.compute_capability)
+        if cc is None:
             continue
-        label = f"{gpu.name} (sm_{cc.replace('.', '')})"
-        how = gpu_runs_on(cc, arches.arches)
+        label = f"{gpu.name} ({sm(cc)})"
+        how = runs_on(cc, arches.arches)
         if how is None:
             missing.append(label)
         elif how == "ptx":
@@ -406,7 +408,7 @@ class ExpectResult:
 def _actual(facts: Facts, key: str) -> Optional[str]:
     torch = facts.package("torch")
     if key == "variant":
-        return torch.variant if torch else None
+        return str(torch.variant) if torch and torch.variant else None
     if key == "cuda":
         return (torch.cuda or None) if torch else None
     if key == "python":
@@ -439,6 +441,9 @@ def evaluate_expectations(facts: Facts, expects: Sequence[Expect]) -> tuple[Expe
 def _same(key: str, actual: str, wanted: str) -> bool:
     if key == "python":  # python=3.12 matches 3.12.7
         return actual == wanted or actual.startswith(wanted + ".")
+    if key == "variant":  # as variants (Variant.parse("CU130") == cu130), never as text
+        want = Variant.find(wanted)
+        return want is not None and want == Variant.find(actual)
     return actual.lower() == wanted.lower()
 
 

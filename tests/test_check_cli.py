@@ -16,13 +16,14 @@ from setup_env.plan import Fix, Plan
 from setup_env.probe.detect import detect
 from setup_env.probe.host import ReplayHost
 from setup_env.smoke.model import CheckResult, VerifyReport
+from setup_env.variant import CPU
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 THIS_MACHINE = HOSTS / "debian12-nogpu-cuda13toolkit"
 PLAN = Plan(
     status="ok",
     torch_version="2.13.0",
-    variant="cpu",
+    variant=CPU,
     index_url="https://download.pytorch.org/whl/cpu",
     command="pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu",
 )

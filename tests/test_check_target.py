@@ -18,6 +18,7 @@ import pytest
 from setup_env.cli import main
 from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo, OSInfo
 from setup_env.probe import torch_arches
+from setup_env.variant import CPU, Variant
 from setup_env.verdict import (
     ExpectError,
     TorchArches,
@@ -47,7 +48,7 @@ def _installed_torch() -> InstalledPackage | None:
 
 
 needs_cpu_torch = pytest.mark.skipif(
-    not (lambda p: p is not None and p.variant == "cpu")(_installed_torch()),
+    not (lambda p: p is not None and p.variant == CPU)(_installed_torch()),
     reason="needs the CPU torch of the test extras installed",
 )
 
@@ -148,7 +149,9 @@ def _fake_site(tmp_path: Path, lib: str) -> InstalledPackage:
     libdir.mkdir(parents=True)
     shutil.copy(FATBIN / lib, libdir / "libtorch_cuda.so")
     (libdir / "libtorch_cpu.so").write_bytes(b"\x7fELF" + b"\0" * 60)  # no section table
-    return InstalledPackage("torch", "2.9.0+cu130", location=str(tmp_path), variant="cu130")
+    return InstalledPackage(
+        "torch", "2.9.0+cu130", location=str(tmp_path), variant=Variant.parse("cu130")
+    )
 
 
 def _cuobjdump(lib: str) -> tuple[set[str], set[str]]:
@@ -202,7 +205,9 @@ def test_target_gpus_against_the_real_arches(
 
 
 def test_unreadable_arches_fall_back_to_the_matrix(tmp_path: Path) -> None:
-    torch = InstalledPackage("torch", "2.9.0+cu130", location=str(tmp_path), variant="cu130")
+    torch = InstalledPackage(
+        "torch", "2.9.0+cu130", location=str(tmp_path), variant=Variant.parse("cu130")
+    )
     arches = torch_arches.read(torch)  # no torch/lib at all
     assert arches is not None and arches.error
     found, replaces = target_arch_findings(_gpu_facts(torch, "9.0"), arches)
@@ -259,7 +264,7 @@ def test_expectations(text: str, ok: bool) -> None:
 
     facts = Facts(
         python=PythonInfo(version="3.12.7"),
-        packages=(InstalledPackage("torch", "2.13.0+cpu", variant="cpu"),),
+        packages=(InstalledPackage("torch", "2.13.0+cpu", variant=CPU),),
     )
     (result,) = evaluate_expectations(facts, [parse_expect(text)])
     assert result.ok is ok

@@ -14,6 +14,7 @@ from setup_env import cloud_catalog, cloudplan
 from setup_env.cloudplan import CloudPlanError
 from setup_env.facts import CloudInfo, Facts, Gpu, NvidiaInfo, OSInfo, PythonInfo
 from setup_env.plan import Plan
+from setup_env.variant import KINDS, Variant
 
 LOCAL = Facts(python=PythonInfo(version="3.12.7", machine="x86_64"))
 
@@ -159,7 +160,12 @@ def test_plan_lines_use_the_plans_min_driver() -> None:
         "--cloud", "aws", "--instance-type", "g5.xlarge", "--image", "dlami-ubuntu-24.04"
     )
     lines = advice.plan_lines(
-        Plan(status="ok", torch_version="2.15.0", variant="cu132", min_driver="595.45.04")
+        Plan(
+            status="ok",
+            torch_version="2.15.0",
+            variant=Variant.parse("cu132"),
+            min_driver="595.45.04",
+        )
     )
     assert lines == (
         "torch 2.15.0 (cu132) needs NVIDIA driver >= 595.45.04; the image's R595 driver is new "
@@ -169,7 +175,12 @@ def test_plan_lines_use_the_plans_min_driver() -> None:
         "--cloud", "gcp", "--instance-type", "a2-highgpu-1g", "--image", "dlvm-ubuntu-24.04"
     )
     (line,) = advice.plan_lines(
-        Plan(status="ok", torch_version="2.15.0", variant="cu132", min_driver="595.45.04")
+        Plan(
+            status="ok",
+            torch_version="2.15.0",
+            variant=Variant.parse("cu132"),
+            min_driver="595.45.04",
+        )
     )
     assert "R580 driver is older: upgrade it first" in line
 
@@ -190,6 +201,13 @@ def test_cli_choices_come_from_the_catalogue() -> None:
 # --- the expert's answers (need the planner: setup_env.plan.make_plan) ----------------------
 
 CU13 = ("cu130", "cu132")
+
+
+def is_variant(v: Variant, want: str) -> bool:
+    """``want``: a variant label, or a kind ("rocm": any ROCm build)."""
+    return v.kind == want if want in KINDS else v == Variant.parse(want)
+
+
 # (cloud, instance type, image, expected variant(s), torch lower bound, torch upper bound
 #  exclusive or None, driver route, kernel modules, fabric manager)
 EXPERT: list[tuple[str, str, str, tuple[str, ...], str, str | None, str, str | None, bool]] = [
@@ -263,13 +281,13 @@ def test_expert_answer(case: tuple[Any, ...]) -> None:
     assert advice.kernel_modules == modules
     assert advice.fabric_manager is fm
     plan = _make_plan(facts)
-    assert plan.variant is not None and plan.variant.startswith(variants), plan
+    assert plan.variant is not None and any(is_variant(plan.variant, w) for w in variants), plan
     assert plan.torch_version is not None
     version = Version(plan.torch_version)
     assert version >= Version(low)
     if high is not None:
         assert version < Version(high)
-    if plan.variant.startswith("cu"):
+    if plan.variant.is_cuda:
         assert plan.min_driver
         assert f"needs NVIDIA driver >= {plan.min_driver}" in advice.plan_lines(plan)[0]
 
@@ -280,12 +298,22 @@ def test_ubuntu_drivers_route_explains_a_wheel_newer_than_its_branch() -> None:
     )
     assert any("ubuntu-drivers" in line for line in advice.lines)
     newer = advice.plan_lines(
-        Plan(status="ok", torch_version="2.15.0", variant="cu132", min_driver="595.71.05")
+        Plan(
+            status="ok",
+            torch_version="2.15.0",
+            variant=Variant.parse("cu132"),
+            min_driver="595.71.05",
+        )
     )
     assert any("only through CUDA minor-version compatibility" in x for x in newer)
     assert any("branch 595 or newer" in x for x in newer)
     within = advice.plan_lines(
-        Plan(status="ok", torch_version="2.14.1", variant="cu130", min_driver="580.95.05")
+        Plan(
+            status="ok",
+            torch_version="2.14.1",
+            variant=Variant.parse("cu130"),
+            min_driver="580.95.05",
+        )
     )
     assert not any("minor-version" in x for x in within)
 
@@ -307,7 +335,7 @@ def test_fresh_gpu_instance_is_planned_for_the_gpus_its_type_has() -> None:
     assert plan_facts.nvidia is not None and plan_facts.nvidia.driver_version is None
     assert advice.lines[-1].startswith("planned for the 1 x NVIDIA A10G a g5.xlarge has")
     plan = make_plan(plan_facts)
-    assert plan.variant is not None and plan.variant.startswith("cu"), plan
+    assert plan.variant is not None and plan.variant.is_cuda, plan
     assert any(f.kind in ("upgrade-driver", "install-driver") for f in plan.fixes), plan.fixes
     # Nothing changes where a GPU is visible, or where the facts name no cloud.
     assert cloudplan.apply(parse(), LOCAL)[0] is LOCAL

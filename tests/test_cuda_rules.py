@@ -1,8 +1,9 @@
 """The CUDA compatibility rules (setup_env/cuda.py), one table.
 
-Architectures: NVIDIA's binary-compatibility rules (CUDA C++ Programming Guide; VERIFIED.md §3) on
-arch lists real wheels carry (VERIFIED.md §3 fat-binary readings). Drivers: NVIDIA's tables 2 and 3
-through the frozen fixture matrix (tests/fixtures/matrix, see its SOURCE).
+Architectures: NVIDIA's binary-compatibility rules (CUDA C++ Programming Guide; VERIFIED.md §3)
+on arch lists real wheels carry (VERIFIED.md §3 fat-binary readings). Drivers: NVIDIA's tables 2
+and 3 through the frozen fixture matrix (tests/fixtures/matrix, see its SOURCE). The last table
+runs every row through the planner, the doctor and verify's decider: they must agree.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from packaging.version import Version
 
 from setup_env import matrix as mx
 from setup_env.cuda import Arch, driver_fit, parse_cc, runs_on
+from setup_env.doctor import examine, wheel_platform
+from setup_env.facts import Facts, InstalledPackage
+from setup_env.plan import PlanOptions, make_plan, spec_facts
+from setup_env.smoke.decide import decide_arch
+from setup_env.variant import Variant
 
 M = mx.load_matrix(Path(__file__).resolve().parent / "fixtures" / "matrix" / "wheels-subset.json")
 
@@ -126,7 +132,7 @@ def test_driver_fit(
 ) -> None:
     fit = driver_fit(driver, toolkit, os, M.cuda, driver_cuda=driver_cuda, needs_ptx=ptx)
     assert (fit.compat, fit.code) == (compat, code)
-    assert fit.runs == (compat not in ("too-old",))
+    assert bool(fit.why_not()) == (compat in ("too-old", "unknown"))
 
 
 def test_driver_fit_numbers_come_from_the_data() -> None:
@@ -145,3 +151,95 @@ def test_no_minor_version_compatibility_before_cuda_11_1() -> None:
     fit = driver_fit("450.36.06", "11.0.3", "linux", {"11.0": row})
     assert fit.compat == "too-old" and fit.mvc_floor is None
     assert "minor-version" not in fit.why_not()
+
+
+# --- one table, three deciders: plan, doctor and verify must agree --------------------------------
+#
+# Each row: a machine (OS, CPU, GPU, the driver and the CUDA version that driver reports, as
+# nvidia-smi pairs them) with one torch wheel. The planner is asked for exactly that wheel
+# (--torch/--variant), the doctor sees it installed, verify's decider sees what the worker would
+# report from it. Expected: NVIDIA's rules by hand (driver tables 2/3 via the fixture matrix's rows,
+# the wheel's measured arch list).
+
+ROWS = [
+    # issue 9: torch 2.7.0+cu128 is built with 12.8.0 (>= 570.26): full support, not MVC
+    ("linux", "x86_64", "RTX 5090", "570.86.10", "12.8", "2.7.0", "cu128", "driver-full", "sass"),
+    # 2.8.0+cu128 is built with 12.8.1 (>= 570.124.06): the same driver runs it by MVC
+    ("linux", "x86_64", "RTX 5090", "570.86.10", "12.8", "2.8.0", "cu128", "driver-mvc", "sass"),
+    ("linux", "x86_64", "H100", "570.172.08", "12.8", "2.14.1", "cu130", "driver-too-old", "sass"),
+    ("linux", "x86_64", "RTX 5090", "580.65.06", "13.0", "2.14.1", "cu130", "driver-mvc", "sass"),
+    ("linux", "x86_64", "RTX 4090", "580.95.05", "13.0", "2.14.1", "cu130", "driver-full", "sass"),
+    ("linux", "x86_64", "H100", "535.104.05", "12.2", "2.14.1", "cu126", "driver-mvc", "sass"),
+    ("linux", "x86_64", "RTX 5090", "580.95.05", "13.0", "2.9.1", "cu126", "driver-full", None),
+    ("linux", "x86_64", "V100", "590.48.01", "13.1", "2.14.1", "cu130", "driver-full", None),
+    ("linux", "x86_64", "V100", "590.48.01", "13.1", "2.8.0", "cu128", "driver-full", "sass"),
+    ("linux", "aarch64", "sm_75", "580.95.05", "13.0", "2.14.1", "cu130", "driver-full", None),
+    # Windows numbers its drivers apart: 526.47 is below 12.x's Windows MVC floor
+    (
+        "windows",
+        "x86_64",
+        "RTX 3060",
+        "526.47",
+        "12.0",
+        "2.14.1",
+        "cu126",
+        "driver-too-old",
+        "sass",
+    ),
+    ("windows", "x86_64", "RTX 3060", "561.17", "12.6", "2.14.1", "cu126", "driver-full", "sass"),
+]
+
+
+def _machine(os: str, arch: str, gpu: str, driver: str, driver_cuda: str) -> Facts:
+    f = spec_facts(os=os, arch=arch, python="3.12", gpus=[gpu], driver=driver)
+    assert f.nvidia is not None
+    return replace(f, nvidia=replace(f.nvidia, cuda_driver_version=driver_cuda))
+
+
+def _by_plan(facts: Facts, release: str, variant: str) -> tuple[str, Optional[str]]:
+    p = make_plan(facts, PlanOptions(torch=release, variant=variant), M)
+    assert p.status == "ok" and p.variant == Variant.parse(variant), p
+    too_old = [c for c in p.warning_codes if c.startswith("driver-too-old")]
+    driver = too_old[0] if too_old else f"driver-{p.driver_compat}"
+    how = "ptx" if "arch-ptx" in p.warning_codes else "sass"
+    return driver, None if "arch-missing" in p.warning_codes else how
+
+
+def _by_doctor(facts: Facts, release: str, variant: str) -> tuple[str, Optional[str]]:
+    v = Variant.parse(variant)
+    torch = InstalledPackage("torch", f"{release}+{v}", variant=v, cuda=v.cuda)
+    found = {f.code: f for f in examine(replace(facts, packages=(torch,)), None, M)}
+    driver = "driver-full"
+    for code in ("cuda-newer-than-driver", "cuda-minor-version-compat"):
+        if code in found:
+            driver = found[code].details["reason"]
+    if "gpu-arch-not-in-wheel" in found:
+        return driver, None
+    return driver, "ptx" if "gpu-arch-ptx-only" in found else "sass"
+
+
+def _by_verify(facts: Facts, release: str, variant: str) -> tuple[str, Optional[str]]:
+    v = Variant.parse(variant)
+    build = M.build(v, release, wheel_platform(facts))
+    assert build is not None and facts.nvidia is not None
+    gpu = facts.nvidia.gpus[0]
+    info = {
+        "torch_version": f"{release}+{v}",
+        "cuda": v.cuda,
+        "arch_list": list(build.arch_names()),  # torch.cuda.get_arch_list() of that wheel
+        "driver_cuda": facts.nvidia.cuda_driver_version,
+        "gpus": [{"name": gpu.name, "capability": gpu.compute_capability}],
+    }
+    res = decide_arch(info, facts, M)
+    how = next(iter(res.evidence["coverage"].values()))
+    return res.evidence["driver_fit"], None if how == "none" else how
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r[2]}-{r[3]}-{r[5]}+{r[6]}-{r[0]}")
+def test_plan_doctor_and_verify_agree(row: tuple[str, ...]) -> None:
+    os, arch, gpu, driver, driver_cuda, release, variant, want_driver, want_arch = row
+    facts = _machine(os, arch, gpu, driver, driver_cuda)
+    want = (want_driver, want_arch)
+    assert _by_plan(facts, release, variant) == want, "plan"
+    assert _by_doctor(facts, release, variant) == want, "doctor"
+    assert _by_verify(facts, release, variant) == want, "verify"

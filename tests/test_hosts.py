@@ -18,6 +18,7 @@ import pytest
 from setup_env.facts import Facts
 from setup_env.probe.detect import detect
 from setup_env.probe.host import LiveHost, ReplayHost
+from setup_env.variant import CPU
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +63,7 @@ def test_this_machine_fixture_reports_debian_python_toolkit_and_torch() -> None:
     assert facts.nvidia is None and facts.gpus == ()
     assert [(t.version, t.full_version) for t in facts.toolkits] == [("13.0", "13.0.88")]
     torch = facts.package("torch")
-    assert torch is not None and (torch.version, torch.variant) == ("2.13.0+cpu", "cpu")
+    assert torch is not None and (torch.version, torch.variant) == ("2.13.0+cpu", CPU)
 
 
 # --- the capture script ------------------------------------------------------------------

@@ -27,6 +27,7 @@ from setup_env.installer import InstallError
 from setup_env.plan import Plan
 from setup_env.probe.detect import detect
 from setup_env.probe.host import LiveHost
+from setup_env.variant import CPU, Variant
 
 FIXTURES = Path(__file__).parent / "fixtures" / "install"
 TORCH_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
@@ -53,7 +54,7 @@ def plan(argv: tuple[str, ...], **kw: object) -> Plan:
     fields: dict[str, object] = {
         "status": "ok",
         "torch_version": "2.13.0",
-        "variant": "cpu",
+        "variant": CPU,
         "index_url": CPU_INDEX,
         "requirements": ("torch==2.13.0",),
         "argv": argv,
@@ -293,8 +294,8 @@ def test_installed_vs_planned_on_real_facts(facts) -> None:  # type: ignore[no-u
     assert inst.requirements_met(args, same, facts)
     assert not inst.same_version_other_variant(same, facts)
     # Same release, another variant: pip would call torch==X "already satisfied"; we must not.
-    other = plan(("pip", "install", f"torch=={public}"), torch_version=public, variant="cu130",
-                 requirements=(f"torch=={public}",))  # fmt: skip
+    other = plan(("pip", "install", f"torch=={public}"), torch_version=public,
+                 variant=Variant.parse("cu130"), requirements=(f"torch=={public}",))  # fmt: skip
     assert not inst.requirements_met(inst.install_args(other), other, facts)
     assert inst.same_version_other_variant(other, facts)
     newer = plan(("pip", "install", "torch==99.0.0"), torch_version="99.0.0",
@@ -327,8 +328,9 @@ def test_offline_advice_names_the_real_wheel(facts) -> None:  # type: ignore[no-
 
 
 def test_space_needed_grows_with_the_build() -> None:
-    assert inst.space_needed("cpu") < inst.space_needed("cu130") < inst.space_needed("rocm7.2")
-    assert inst.space_needed("cu132") == inst.space_needed("cu126")
+    v = Variant.parse
+    assert inst.space_needed(CPU) < inst.space_needed(v("cu130")) < inst.space_needed(v("rocm7.2"))
+    assert inst.space_needed(v("cu132")) == inst.space_needed(v("cu126"))
 
 
 def test_interpreter_record_of_another_python() -> None:

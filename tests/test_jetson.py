@@ -17,6 +17,7 @@ from setup_env.plan import Plan, PlanError, PlanOptions, make_plan, spec_facts
 from setup_env.probe import jetson
 from setup_env.probe.detect import detect
 from setup_env.probe.host import ReplayHost
+from setup_env.variant import Variant
 
 HERE = Path(__file__).parent / "fixtures"
 HOSTS = HERE / "hosts"
@@ -100,8 +101,9 @@ def test_issue_12_orin_what_if_is_no_longer_the_pypi_wheel() -> None:
 
 def test_thor_on_jetpack_7_runs_the_sbsa_cuda_13_wheel() -> None:
     p = make_plan(detect(ReplayHost(HOSTS / "jetson-agx-thor-jp7")), None, M)
-    assert p.status == "ok" and (p.variant or "").startswith("cu13")
-    b = M.build(p.variant or "", p.torch_version or "", "linux_aarch64")
+    assert p.status == "ok" and p.variant is not None and p.variant.is_cuda
+    assert p.variant.version[0] == 13  # a CUDA 13 wheel
+    b = M.build(p.variant, p.torch_version or "", "linux_aarch64")
     assert b is not None and (11, 0) in b.sass
     _never_a_driver(p)
 
@@ -177,7 +179,7 @@ def _with_torch(facts: object, version: str, variant: str) -> object:
 
     from setup_env.facts import InstalledPackage
 
-    pkg = InstalledPackage(name="torch", version=version, variant=variant)
+    pkg = InstalledPackage(name="torch", version=version, variant=Variant.parse(variant))
     return replace(facts, packages=(pkg,))  # type: ignore[type-var]
 
 
@@ -185,14 +187,14 @@ def test_doctor_on_a_jetson() -> None:
     from setup_env.doctor import examine
 
     orin = detect(ReplayHost(HOSTS / "jetson-orin-nx-jp62"))
-    desktop = examine(_with_torch(orin, "2.8.0", "cu128"))  # type: ignore[arg-type]
+    desktop = examine(_with_torch(orin, "2.8.0", "cu128"), None, M)  # type: ignore[arg-type]
     f = next(f for f in desktop if f.code == "jetson-desktop-wheel")
     assert f.severity == "error" and "jetson-ai-lab" in (f.fix or "")
-    nv = examine(_with_torch(orin, "2.8.0a0+5228986c39.nv25.05", "cu126"))  # type: ignore[arg-type]
+    nv = examine(_with_torch(orin, "2.8.0a0+5228986c39.nv25.05", "cu126"), None, M)  # type: ignore[arg-type]
     assert "jetson-nvidia-build" in {f.code for f in nv}
     assert "jetson-desktop-wheel" not in {f.code for f in nv}
     thor = detect(ReplayHost(HOSTS / "jetson-agx-thor-jp7"))
-    sbsa = examine(_with_torch(thor, "2.10.0+cu130", "cu130"))  # type: ignore[arg-type]
+    sbsa = examine(_with_torch(thor, "2.10.0+cu130", "cu130"), None, M)  # type: ignore[arg-type]
     assert "jetson-desktop-wheel" not in {f.code for f in sbsa}
 
 

@@ -19,6 +19,9 @@ from packaging.version import Version
 
 from setup_env import index, matrix, refresh
 from setup_env.cli import main
+from setup_env.variant import CPU, Variant
+
+V = Variant.parse
 
 FIX = Path(__file__).parent / "fixtures"
 _spec = importlib.util.spec_from_file_location(
@@ -297,18 +300,18 @@ def test_refresh_merges_live_data_and_load_matrix_uses_it(
     assert r215.python == base.release("2.15.0").python  # type: ignore[union-attr]
     assert r215.pypi_files == base.release("2.15.0").pypi_files  # type: ignore[union-attr]
     # the cu130 page lists 2.13.0 on three platforms: verified, sourced to the page
-    cu130 = m.release("2.13.0").index["cu130"]  # type: ignore[union-attr]
+    cu130 = m.release("2.13.0").index[V("cu130")]  # type: ignore[union-attr]
     assert set(cu130) == {"linux_x86_64", "linux_aarch64", "windows_x86_64"}
     assert all(a.verified and "/whl/cu130/torch/" in a.source for a in cu130.values())
     # ... and has no 2.12.0 wheel: the page, once read, decides
-    assert "cu130" in base.release("2.12.0").index  # type: ignore[union-attr]
-    assert "cu130" not in m.release("2.12.0").index  # type: ignore[union-attr]
+    assert V("cu130") in base.release("2.12.0").index  # type: ignore[union-attr]
+    assert V("cu130") not in m.release("2.12.0").index  # type: ignore[union-attr]
     # pages not read keep the bundled rows; arch lists and the driver table are kept
-    assert m.release("2.13.0").index["rocm7.2"] == base.release("2.13.0").index["rocm7.2"]  # type: ignore[union-attr]
-    assert m.wheel_arches("2.14.1", "cu130", "linux_x86_64") == base.wheel_arches(
-        "2.14.1", "cu130", "linux_x86_64"
+    assert m.release("2.13.0").index[V("rocm7.2")] == base.release("2.13.0").index[V("rocm7.2")]  # type: ignore[union-attr]
+    assert m.wheel_build("2.14.1", V("cu130"), "linux_x86_64") == base.wheel_build(
+        "2.14.1", V("cu130"), "linux_x86_64"
     )
-    assert m.driver_minimum("13.0", "linux") == ("580", "580.95.05")
+    assert m.cuda == base.cuda
     assert doc["generated_by"] == "setup-env matrix refresh"
     assert target.stat().st_mode & 0o777 == 0o644
     tv = doc["companion_files"]["torchvision"]
@@ -438,9 +441,10 @@ def test_show_json(cache_home: Path, capsys: pytest.CaptureFixture[str]) -> None
     }
     [rel] = show["releases"]
     assert rel["version"] == "2.14.1" and rel["requires_python"] == ">=3.10"
-    assert rel["platforms"]["linux_x86_64"]["pypi_variant"] == "cu130"
-    assert rel["platforms"]["windows_x86_64"]["pypi_variant"] == "cpu"
-    assert {r["variant"] for r in rel["index"]} == {"cu130"}
+    # variants serialise as their labels; read back, they are the same Variants
+    assert V(rel["platforms"]["linux_x86_64"]["pypi_variant"]) == V("cu130")
+    assert V(rel["platforms"]["windows_x86_64"]["pypi_variant"]) == CPU
+    assert {V(r["variant"]) for r in rel["index"]} == {V("cu130")}
     x86 = next(r for r in rel["index"] if "linux_x86_64" in r["platforms"])
     assert x86["sass"][-1] == "sm_120" and x86["toolkit"] == "13.0.2"
     assert x86["driver_minimum"]["linux"]["minor_version_compat"] == "580"

@@ -17,6 +17,9 @@ from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 from setup_env import matrix as mx
+from setup_env.variant import CPU, Variant
+
+V = Variant.parse
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "tests" / "fixtures" / "reference"
@@ -120,15 +123,15 @@ def test_verified_1_trap_2_6_manylinux1(m: mx.Matrix) -> None:
 
 def test_verified_2_pypi_default_variant(m: mx.Matrix) -> None:
     pv = lambda rel, plat: m.release(rel).pypi_variant[plat].variant  # type: ignore[union-attr]  # noqa: E731
-    assert pv("2.14.1", "linux_x86_64") == "cu130"
-    assert pv("2.14.1", "linux_aarch64") == "cu130"
-    assert pv("2.15.0", "linux_x86_64") == "cu132"
-    assert pv("2.15.0", "linux_aarch64") == "cu132"
-    assert pv("2.15.0", "windows_x86_64") == "cpu"
-    assert pv("2.15.0", "macos_arm64") == "cpu"
-    assert pv("2.9.1", "linux_x86_64") == "cu128"
-    assert pv("2.11.0", "linux_aarch64") == "cu130"
-    b = m.build("cu132", "2.15.0", "linux_x86_64")
+    assert pv("2.14.1", "linux_x86_64") == V("cu130")
+    assert pv("2.14.1", "linux_aarch64") == V("cu130")
+    assert pv("2.15.0", "linux_x86_64") == V("cu132")
+    assert pv("2.15.0", "linux_aarch64") == V("cu132")
+    assert pv("2.15.0", "windows_x86_64") == CPU
+    assert pv("2.15.0", "macos_arm64") == CPU
+    assert pv("2.9.1", "linux_x86_64") == V("cu128")
+    assert pv("2.11.0", "linux_aarch64") == V("cu130")
+    b = m.build(V("cu132"), "2.15.0", "linux_x86_64")
     assert b is not None and str(b.toolkit) == "13.2.2"
 
 
@@ -145,7 +148,7 @@ def test_verified_2_pypi_default_variant(m: mx.Matrix) -> None:
 def test_verified_3_measured_arches(
     m: mx.Matrix, rel: str, variant: str, plat: str, sass: str
 ) -> None:
-    b = m.build(variant, rel, plat)
+    b = m.build(V(variant), rel, plat)
     assert b is not None
     assert " ".join(b.arch_names()) == sass  # no PTX: none was seen in the fat binaries
     assert b.measured.startswith("VERIFIED.md §3")
@@ -161,22 +164,23 @@ def test_verified_5_index_of_2_15(m: mx.Matrix) -> None:
     assert r is not None
     verified = {(v, p) for v, ps in r.index.items() for p, a in ps.items() if a.verified}
     assert verified == {
-        ("cpu", "linux_x86_64"),
-        ("cpu", "linux_aarch64"),
-        ("cpu", "windows_x86_64"),
-        ("cu130", "windows_x86_64"),
+        (CPU, "linux_x86_64"),
+        (CPU, "linux_aarch64"),
+        (CPU, "windows_x86_64"),
+        (V("cu130"), "windows_x86_64"),
     }
-    assert "cu126" not in r.index  # dropped (RFC #190385; no real use found)
-    assert m.release("2.14.1").index["cu126"]["linux_x86_64"].verified  # type: ignore[union-attr]
-    assert m.release("2.13.0").index["cu129"]["linux_x86_64"].verified  # type: ignore[union-attr]
-    assert "cu129" not in m.release("2.14.0").index  # type: ignore[union-attr]
+    assert V("cu126") not in r.index  # dropped (RFC #190385; no real use found)
+    assert m.release("2.14.1").index[V("cu126")]["linux_x86_64"].verified  # type: ignore[union-attr]
+    assert m.release("2.13.0").index[V("cu129")]["linux_x86_64"].verified  # type: ignore[union-attr]
+    assert V("cu129") not in m.release("2.14.0").index  # type: ignore[union-attr]
 
 
 def test_companions(m: mx.Matrix) -> None:
     r = m.release("2.15.0")
     assert r is not None and r.companions["torchvision"].spec is None  # none on PyPI yet
-    assert m.companions("2.14.0") == {"torchvision": "0.29.0"}
-    assert m.companions("2.13.0+cu129") == {"torchvision": "0.28.0", "torchaudio": "2.11.0"}
+    assert m.companion_versions("2.14.0") == {"torchvision": "0.29.0"}
+    want = {"torchvision": "0.28.0", "torchaudio": "2.11.0"}
+    assert m.companion_versions("2.13.0+cu129") == want
     for rel in m.releases:
         tv = rel.companions["torchvision"]
         if tv.version is not None:
@@ -186,7 +190,7 @@ def test_companions(m: mx.Matrix) -> None:
 def test_every_index_cuda_variant_has_arches_or_is_unverified(m: mx.Matrix) -> None:
     for rel in m.releases:
         for variant, plats in rel.index.items():
-            if not variant.startswith("cu"):
+            if not variant.is_cuda:
                 continue
             for plat, av in plats.items():
                 if av.verified:
@@ -198,9 +202,15 @@ def test_every_index_cuda_variant_has_arches_or_is_unverified(m: mx.Matrix) -> N
 
 
 def test_driver_rows(m: mx.Matrix) -> None:
-    assert m.driver_minimum("12.6", "linux") == ("525.60.13", "560.35.05")
-    assert m.driver_minimum("11.8", "windows") == ("452.39", "520.06")
-    assert m.driver_minimum("13.2", "linux") == ("580", "595.71.05")
+    # NVIDIA tables 2 and 3: (minor-version-compatibility floor, the newest update's minimum)
+    for xy, os_family, floor, newest in (
+        ("12.6", "linux", "525.60.13", "560.35.05"),
+        ("11.8", "windows", "452.39", "520.06"),
+        ("13.2", "linux", "580", "595.71.05"),
+    ):
+        row = m.cuda[xy]
+        top = row.updates[max(row.updates, key=Version)]
+        assert (row.mvc.for_os(os_family)[1], top.for_os(os_family)[1]) == (floor, newest)
     for b in m.builds.values():
         row = m.cuda_version(b.cuda)
         assert row is not None, b
@@ -210,7 +220,7 @@ def test_driver_rows(m: mx.Matrix) -> None:
 
 def test_variants_closed_set(m: mx.Matrix) -> None:
     for v in m.variants:
-        assert mx.VARIANT_RE.fullmatch(v), v
+        assert v.on_index and mx.is_variant_label(str(v)), v
 
 
 # --- validation --------------------------------------------------------------------------------

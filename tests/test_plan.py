@@ -12,6 +12,9 @@ from packaging.version import Version
 from setup_env import matrix as mx
 from setup_env.facts import Facts, Gpu, NvidiaInfo
 from setup_env.plan import Plan, PlanError, PlanOptions, make_plan, spec_facts
+from setup_env.variant import CPU, MPS, XPU, Variant
+
+V = Variant.parse
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 M = mx.load_matrix(FIXTURES / "matrix" / "wheels-subset.json")  # frozen: see its SOURCE
@@ -19,6 +22,13 @@ M = mx.load_matrix(FIXTURES / "matrix" / "wheels-subset.json")  # frozen: see it
 
 def plan(opts: PlanOptions | None = None, **spec: object) -> Plan:
     return make_plan(spec_facts(**spec), opts, M)  # type: ignore[arg-type]
+
+
+def said(p: Plan, code: str) -> str:
+    """The reasons and warnings of the plan that carry ``code``, as one text."""
+    pairs = [*zip(p.reason_codes, p.reasons), *zip(p.warning_codes, p.warnings)]
+    assert code in {c for c, _t in pairs}, (code, pairs)
+    return " | ".join(t for c, t in pairs if c == code)
 
 
 def fix_kinds(p: Plan) -> list[str]:
@@ -89,17 +99,18 @@ def test_driver_table_sweep(cc: tuple[int, int], driver: Version) -> None:
     assert "--extra-index-url" not in p.command
     newer_fit = [r for r in M.releases if fits(r, cc, driver)]
     if p.status != "ok":
-        assert p.status == "fallback" and p.variant == "cpu"
+        assert p.status == "fallback" and p.variant == CPU
         assert not newer_fit, f"{newer_fit[-1].version} would fit"
         return
     rel = M.release(p.torch_version or "")
     assert rel is not None
-    b = M.build(p.variant or "", rel.version, "linux_x86_64")
+    assert p.variant is not None
+    b = M.build(p.variant, rel.version, "linux_x86_64")
     assert b is not None and sass_runs(cc, b)
     assert driver_ok(b, driver) == p.driver_compat
     assert newer_fit and newer_fit[-1].version == rel.version
     if p.driver_compat == "mvc":
-        assert any("minor-version compatibility" in w for w in p.warnings)
+        assert "driver-mvc" in p.warning_codes
 
 
 @pytest.mark.parametrize("cc", CCS, ids=lambda c: f"sm_{c[0]}{c[1]}")
@@ -114,10 +125,11 @@ def test_no_driver(cc: tuple[int, int]) -> None:
             assert "R470" in p.fixes[0].summary and p.min_driver not in p.fixes[0].summary
         else:
             assert p.min_driver in p.fixes[0].summary
-        b = M.build(p.variant or "", p.torch_version or "", "linux_x86_64")
+        assert p.variant is not None
+        b = M.build(p.variant, p.torch_version or "", "linux_x86_64")
         assert b is not None and sass_runs(cc, b)
     else:
-        assert p.variant == "cpu" and "build-from-source" in fix_kinds(p)
+        assert p.variant == CPU and "build-from-source" in fix_kinds(p)
 
 
 def test_newest_driver_newest_gpus_get_plain_pypi() -> None:
@@ -140,7 +152,7 @@ def test_t4_driver_470() -> None:
     assert (p.status, p.torch_version, p.variant, p.driver_compat) == (
         "ok",
         "2.7.1",
-        "cu118",
+        V("cu118"),
         "mvc",
     )
     assert p.index_url == "https://download.pytorch.org/whl/cu118"
@@ -149,11 +161,11 @@ def test_t4_driver_470() -> None:
 
 def test_k80() -> None:
     p = plan(os="linux", python="3.11", gpus=["Tesla K80"], driver="470.57.02")
-    assert (p.torch_version, p.variant) == ("2.7.1", "cu118")  # the last build with sm_37
+    assert (p.torch_version, p.variant) == ("2.7.1", V("cu118"))  # the last build with sm_37
     assert "sm_37" in p.details["arches"]
     # Kepler's last driver is R470: never advise a driver it can't have
     assert not any("595" in f.summary for f in p.fixes)
-    assert any("inferred" in w for w in p.warnings)
+    assert "arches-inferred" in p.warning_codes
 
 
 @pytest.mark.parametrize("gpu", ["Tesla P100-PCIE-16GB", "Tesla V100-SXM2-16GB", "P100", "V100"])
@@ -162,10 +174,10 @@ def test_pascal_volta_only_cu126(gpu: str) -> None:
     assert (p.status, p.torch_version, p.variant, p.driver_compat) == (
         "ok",
         "2.14.1",
-        "cu126",
+        V("cu126"),
         "full",
     )
-    assert any("no torch 2.15.0 build carries kernels" in r for r in p.reasons)
+    assert "2.15.0" in said(p, "arch-dropped-in-newest")
     # cu126 is gone in 2.15: asking for it says so and names the last release that has it
     q = plan(PlanOptions(torch="2.15", variant="cu126"), os="linux", python="3.12", gpus=[gpu])
     assert q.status == "none"
@@ -175,7 +187,7 @@ def test_pascal_volta_only_cu126(gpu: str) -> None:
 def test_rtx_4090() -> None:
     p = plan(os="linux", python="3.12", gpus=["RTX 4090"], driver="595.71.05")
     assert (p.torch_version, p.variant, p.driver_compat, p.command) == (
-        "2.15.0", "cu132", "full", "pip install torch==2.15.0",
+        "2.15.0", V("cu132"), "full", "pip install torch==2.15.0",
     )  # fmt: skip
     assert "sm_86" in p.details["arches"]  # 8.9 runs the 8.6 SASS
 
@@ -184,40 +196,40 @@ def test_rtx_5090_driver_570() -> None:
     p = plan(os="linux", python="3.12", gpus=["RTX 5090"], driver="570.86.10")
     assert p.status == "ok"
     assert Version(p.torch_version or "0") >= Version("2.7")
-    assert p.variant is not None and p.variant.startswith("cu12") and p.variant >= "cu128"
+    assert p.variant is not None and V("cu128") <= p.variant < V("cu130")
     assert "sm_120" in p.details["arches"]
     assert p.fixes[0].kind == "upgrade-driver"
 
 
 def test_b200() -> None:
     p = plan(os="linux", python="3.12", gpus=["B200"], driver="595.71.05")
-    assert (p.torch_version, p.variant, p.index_url) == ("2.15.0", "cu132", None)
+    assert (p.torch_version, p.variant, p.index_url) == ("2.15.0", V("cu132"), None)
 
 
 def test_h100_driver_535_minor_version_compatibility() -> None:
     p = plan(os="linux", python="3.12", gpus=["H100"], driver="535.104.05")
-    assert (p.torch_version, p.variant, p.driver_compat) == ("2.14.1", "cu126", "mvc")
+    assert (p.torch_version, p.variant, p.driver_compat) == ("2.14.1", V("cu126"), "mvc")
     assert p.min_driver == "560.35.05" and p.details["mvc_floor"] == "525.60.13"
-    assert any("minor-version compatibility" in w for w in p.warnings)
+    assert "driver-mvc" in p.warning_codes
 
 
 def test_gh200_aarch64() -> None:
     p = plan(os="linux", arch="aarch64", python="3.12", gpus=["GH200"], driver="595.71.05")
     assert (p.platform, p.torch_version, p.variant, p.index_url) == (
-        "linux_aarch64", "2.15.0", "cu132", None,
+        "linux_aarch64", "2.15.0", V("cu132"), None,
     )  # fmt: skip
 
 
 def test_t4g_on_graviton_has_no_cuda_wheel() -> None:
     p = plan(os="linux", arch="aarch64", python="3.12", gpus=["sm_75"], driver="595.71.05")
-    assert p.status == "fallback" and p.variant == "cpu"  # aarch64 CUDA wheels start at sm_80
+    assert p.status == "fallback" and p.variant == CPU  # aarch64 CUDA wheels start at sm_80
 
 
 def test_windows_rtx_3060() -> None:
     p = plan(os="windows", python="3.12", gpus=["RTX 3060"], driver="596.49")
-    assert (p.torch_version, p.variant) == ("2.15.0", "cu130")
+    assert (p.torch_version, p.variant) == ("2.15.0", V("cu130"))
     assert p.index_url == "https://download.pytorch.org/whl/cu130"
-    assert any("would give the cpu build" in r for r in p.reasons)
+    assert "pypi-default-differs" in p.reason_codes
 
 
 def test_macos_13_m1_and_14_m3() -> None:
@@ -225,12 +237,12 @@ def test_macos_13_m1_and_14_m3() -> None:
     assert (p.torch_version, p.index_url) == ("2.11.0", None)
     assert "upgrade-os" in fix_kinds(p)
     q = plan(os="macos", python="3.12", gpus=["M3"], macos="14.4")
-    assert (q.torch_version, q.variant, q.command) == ("2.15.0", "mps", "pip install torch==2.15.0")
+    assert (q.torch_version, q.variant, q.command) == ("2.15.0", MPS, "pip install torch==2.15.0")
 
 
 def test_intel_mac() -> None:
     p = plan(os="macos", arch="x86_64", python="3.12", macos="13.6")
-    assert (p.status, p.torch_version, p.variant) == ("ok", "2.2.2", "cpu")
+    assert (p.status, p.torch_version, p.variant) == ("ok", "2.2.2", CPU)
     assert plan(os="macos", arch="x86_64", python="3.13", macos="14.0").status == "none"
 
 
@@ -239,7 +251,7 @@ def test_rosetta_python_on_arm64_mac() -> None:
     f = replace(f, cpu=replace(f.cpu, architecture="arm64"), python=replace(f.python, rosetta=True))
     p = make_plan(f, None, M)
     assert p.torch_version == "2.2.2"
-    assert any("Rosetta" in w for w in p.warnings)
+    assert "rosetta" in p.warning_codes
     assert p.fixes[0].kind == "native-python"
 
 
@@ -249,7 +261,7 @@ def test_python_versions(py: str, want: str) -> None:
     assert p.torch_version == want
     if want != "2.15.0":
         assert "change-python" in fix_kinds(p)
-        assert any("needs Python >=3.11" in r for r in p.reasons)
+        assert ">=3.11" in said(p, "newer-release-not-installable")
 
 
 def test_free_threaded() -> None:
@@ -262,13 +274,14 @@ def test_free_threaded() -> None:
 def test_centos7_glibc_2_17() -> None:
     p = plan(os="linux", python="3.10", glibc="2.17", gpus=["Tesla T4"], driver="535.104.05")
     assert p.torch_version == "2.5.1"
-    assert any("2.6.0" in r and "manylinux1" in r for r in p.reasons)
+    blocked = said(p, "newer-release-not-installable")
+    assert "2.6.0" in blocked and "manylinux1" in blocked
     assert "newer-os" in fix_kinds(p)
 
 
 def test_gtx_1080_beside_rtx_5090() -> None:
     p = plan(os="linux", python="3.12", gpus=["GTX 1080", "RTX 5090"], driver="595.71.05")
-    assert (p.status, p.variant) == ("fallback", "cpu")
+    assert (p.status, p.variant) == ("fallback", CPU)
     kinds = fix_kinds(p)
     assert kinds[-1] == "cpu" and "build-from-source" in kinds and "one-gpu-type" in kinds
     assert any('TORCH_CUDA_ARCH_LIST="6.1;12.0"' in f.summary for f in p.fixes)
@@ -277,7 +290,7 @@ def test_gtx_1080_beside_rtx_5090() -> None:
 def test_rocm_mi300x() -> None:
     p = plan(os="linux", python="3.12", gpus=["MI300X"])
     r = M.release(p.torch_version or "")
-    assert r is not None and p.variant is not None and p.variant.startswith("rocm")
+    assert r is not None and p.variant is not None and p.variant.is_rocm
     assert r.index[p.variant]["linux_x86_64"].verified
     assert p.index_url == f"https://download.pytorch.org/whl/{p.variant}"
     w = plan(os="windows", python="3.12", gpus=["MI300X"])
@@ -286,7 +299,7 @@ def test_rocm_mi300x() -> None:
 
 def test_xpu() -> None:
     p = plan(os="linux", python="3.12", gpus=["Arc A770"])
-    assert p.variant == "xpu" and p.torch_version == "2.13.0"  # the confirmed one
+    assert p.variant == XPU and p.torch_version == "2.13.0"  # the confirmed one
 
 
 def test_this_machine_replayed() -> None:
@@ -295,7 +308,7 @@ def test_this_machine_replayed() -> None:
 
     facts = detect(ReplayHost(FIXTURES / "hosts" / "debian12-nogpu-cuda13toolkit"))
     p = make_plan(facts, None, M)
-    assert (p.status, p.torch_version, p.variant) == ("ok", "2.15.0", "cpu")
+    assert (p.status, p.torch_version, p.variant) == ("ok", "2.15.0", CPU)
     assert p.index_url == "https://download.pytorch.org/whl/cpu"
 
 
@@ -305,8 +318,8 @@ def test_mig_and_wsl() -> None:
     gpu = replace(f.nvidia.gpus[0], mig_mode=True)
     f = replace(f, nvidia=replace(f.nvidia, gpus=(gpu,)))
     p = make_plan(f, None, M)
-    assert p.status == "ok" and any("MIG" in w for w in p.warnings)
-    assert any("WSL2" in r for r in p.reasons)
+    assert p.status == "ok" and "mig-enabled" in p.warning_codes
+    assert "wsl2" in p.reason_codes
     q = plan(os="linux", python="3.12", gpus=["H100"], driver="560.94", wsl=True)
     assert any("Windows" in f.summary for f in q.fixes if f.kind == "upgrade-driver")
 
@@ -318,7 +331,7 @@ def test_companions_and_lag() -> None:
     opts = PlanOptions(with_packages=("torchvision", "torchaudio"))
     p = plan(opts, os="linux", python="3.12", gpus=["H100"], driver="595.71.05")
     assert p.requirements == ("torch==2.15.0",)
-    assert any("torchvision" in w and "none on PyPI yet" in w for w in p.warnings)
+    assert "torchvision" in said(p, "companion-unknown")
     assert any(f.kind == "pin-torch" and "2.14.1" in f.summary for f in p.fixes)
     q = plan(replace(opts, torch="2.13"), os="linux", python="3.12")
     assert q.requirements == ("torch==2.13.0", "torchvision==0.28.0", "torchaudio==2.11.0")
@@ -327,7 +340,7 @@ def test_companions_and_lag() -> None:
 def test_unverified_variant_is_never_recommended() -> None:
     p = plan(PlanOptions(torch="2.15.0", variant="cu130"), os="linux", python="3.12")
     assert p.status == "none" and not p.command
-    assert any("unverified" in w for w in p.warnings)
+    assert "unverified-variant" in p.warning_codes
 
 
 @pytest.mark.parametrize("installer", ["pip", "uv", "uv-project", "poetry", "requirements"])

@@ -12,6 +12,9 @@ from setup_env import render
 from setup_env.cli import main
 from setup_env.facts import to_jsonable
 from setup_env.plan import PlanOptions, facts_summary, make_plan, spec_facts
+from setup_env.variant import CPU, Variant
+
+V = Variant.parse
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -69,7 +72,7 @@ def test_repeatable_gpu_and_fallback(capsys: pytest.CaptureFixture[str]) -> None
         "--gpu", "sm_120", "--driver", "595.71.05",
     )  # fmt: skip
     doc = json.loads(out)
-    assert code == 0 and doc["plan"]["status"] == "fallback" and doc["plan"]["variant"] == "cpu"
+    assert code == 0 and doc["plan"]["status"] == "fallback" and V(doc["plan"]["variant"]) == CPU
     assert [g["compute_capability"] for g in doc["plan"]["facts"]["gpus"]] == ["6.1", "12.0"]
 
 
@@ -166,7 +169,7 @@ def test_cloud_hook(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert doc["plan"]["machine"] == "aws g5.xlarge"
     assert doc["plan"]["cloud"]["provider"] == "aws"
-    assert doc["plan"]["variant"].startswith("cu")
+    assert V(doc["plan"]["variant"]).is_cuda
     code, out, _ = run(capsys, "--no-color", "--cloud", "aws", "--instance-type", "g5.xlarge")
     assert "\nCloud\n" in out
     code, _out, err = run(capsys, "--cloud", "aws", "--instance-type", "nope.large")
@@ -194,7 +197,8 @@ def test_spec_without_os_describes_this_machine_with_the_named_gpu(
     # RTX 5090 (sm_120) on driver 570: a CUDA 12.8+ build of torch >= 2.7 (issue 3's answer).
     from packaging.version import Version
 
-    assert doc["variant"] in ("cu128", "cu129") and Version(doc["torch_version"]) >= Version("2.7")
+    assert V("cu128") <= V(doc["variant"]) <= V("cu129")
+    assert Version(doc["torch_version"]) >= Version("2.7")
 
 
 def test_python_alone_replans_the_detected_machine_for_another_python(
@@ -210,3 +214,38 @@ def test_python_alone_replans_the_detected_machine_for_another_python(
     assert doc["torch_version"].startswith("2.14.")
     code, _out, err = run(capsys, "--python", "3.x")
     assert code == 2 and "expected a version like 3.12" in err
+
+
+# NVIDIA writes its driver versions with zero-padded parts (520.61.05, 450.80.02); a parsed
+# Version prints them unpadded (520.61.5). Every driver string of the matrix, padded as NVIDIA
+# prints it, must never appear unpadded in what plan prints, for machines that reach each path
+# that names a driver (an old driver, a GPU whose driver branches ended, a new GPU).
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--os", "linux", "--gpu", "Tesla K80", "--driver", "470.42.01", "--python", "3.12"],
+        ["--os", "linux", "--gpu", "RTX 4090", "--driver", "450.51.06", "--python", "3.12"],
+        ["--os", "linux", "--gpu", "GTX 1080", "--driver", "384.81", "--python", "3.12"],
+        ["--os", "windows", "--gpu", "RTX 3060", "--driver", "456.71", "--python", "3.12"],
+        ["--os", "linux", "--gpu", "RTX 5090", "--driver", "560.35.03", "--python", "3.12"],
+    ],
+    ids=["kepler-470", "ada-450", "pascal-384", "windows-456", "blackwell-560"],
+)
+def test_driver_versions_keep_nvidias_zero_padding(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    import re
+
+    padded = set()
+    for row in mx.load_matrix().cuda.values():
+        for floor in (*row.updates.values(), row.mvc):
+            for text in (floor.linux_text, floor.windows_text):
+                if text and re.search(r"\.0\d", text):
+                    padded.add(text)
+    assert padded, "the matrix names no zero-padded driver: the test would prove nothing"
+    _code, text, _err = run(capsys, *argv)
+    _code, doc, _err = run(capsys, *argv, "--json")
+    for spelled in padded:
+        unpadded = re.sub(r"\.0(\d)", r".\1", spelled)
+        for out in (text, doc):
+            assert not re.search(re.escape(unpadded) + r"(?![\d])", out), (spelled, out)

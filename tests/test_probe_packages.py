@@ -9,6 +9,7 @@ import pytest
 from test_probe_host import make_replay
 
 from setup_env.probe import packages
+from setup_env.variant import CPU, Variant
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 SITE = (
@@ -79,7 +80,9 @@ def test_infer_variant(
     requires: list[str],
     expected: tuple[str | None, str],
 ) -> None:
-    assert packages.infer_variant(version, version_py, requires) == expected
+    label, how = expected
+    want = Variant.parse(label) if label else None
+    assert packages.infer_variant(version, version_py, requires) == (want, how)
 
 
 def _meta(name: str, version: str, *requires: str) -> str:
@@ -109,8 +112,8 @@ def test_shadowed_installs_and_broken_ones(tmp_path: Path) -> None:
     found, notes = packages.detect(host)
     rows = [(p.name, p.version, p.variant, p.installer, p.shadowed, p.location) for p in found]
     assert rows == [
-        ("torch", "2.13.0+cpu", "cpu", "pip", False, user),
-        ("torch", "2.14.1", "cu130", "uv", True, system),
+        ("torch", "2.13.0+cpu", CPU, "pip", False, user),
+        ("torch", "2.14.1", Variant.parse("cu130"), "uv", True, system),
         ("torchvision", "0.29.1", None, None, False, system),
         ("torchaudio", "2.14.1", None, None, False, system),
     ]

@@ -1,4 +1,4 @@
-"""Pure verify decisions: error classification on real error text, arch coverage, build/device/
+"""Pure verify decisions: error classification on real error text, build/device/
 arch judgements against facts, and speed beside a catalogue peak. No torch, no processes."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ import pytest
 
 from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo
 from setup_env.smoke.decide import (
-    arch_coverage,
     classify_error,
     decide_arch,
     decide_build,
@@ -151,27 +150,6 @@ def test_last_line_of_a_traceback() -> None:
 CU130_X86 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
 CU130_ARM = ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"]
 CU128_X86 = ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
-
-
-@pytest.mark.parametrize(
-    ("arch_list", "cc", "kind"),
-    [
-        (CU130_X86, (8, 9), "sass"),  # RTX 4090 runs the sm_86 SASS
-        (CU130_X86, (12, 0), "sass"),  # RTX 5090
-        (CU130_X86, (7, 0), "none"),  # V100: dropped in cu130
-        (CU128_X86, (7, 0), "sass"),  # ... but still in 2.9.1+cu128
-        (CU130_X86, (6, 0), "none"),  # P100
-        (CU130_ARM, (7, 5), "none"),  # T4G on Graviton (g5g): no sm_75 on aarch64
-        (CU130_ARM, (8, 7), "sass"),  # Orin-class 8.7 runs sm_80 SASS
-        (["sm_80", "sm_90a"], (9, 0), "sass"),  # arch-specific runs on exactly 9.0
-        (["sm_80", "sm_90a"], (9, 1), "none"),  # ... and nowhere else
-        (["sm_80", "compute_80"], (9, 0), "ptx"),  # PTX JIT-compiles forward
-        (["sm_100f"], (10, 3), "sass"),  # family target
-        ([], (8, 0), "none"),
-    ],
-)
-def test_arch_coverage(arch_list: list[str], cc: tuple[int, int], kind: str) -> None:
-    assert arch_coverage(arch_list, cc)[0] == kind
 
 
 def _nvidia_facts(cc: str, driver_cuda: str = "13.0", torch: str = "2.13.0+cu130") -> Facts:

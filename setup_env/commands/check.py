@@ -157,6 +157,7 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
     from setup_env import verdict as V
     from setup_env.commands._source import load_facts
     from setup_env.doctor import examine
+    from setup_env.matrix import in_use
 
     advice: Optional[CloudAdvice] = None
     target_label: Optional[str] = None
@@ -196,7 +197,7 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
     plan, plan_error = V.safe_plan(plan_facts)
     results = V.evaluate_expectations(facts, expects)
     findings = V.merge_target_findings(
-        examine(facts, plan), (*extra, *V.expectation_findings(results)), replaces_arch
+        examine(facts, plan, in_use()), (*extra, *V.expectation_findings(results)), replaces_arch
     )
 
     verify: Optional[VerifyReport] = None

@@ -211,7 +211,7 @@ def summary(facts: Facts, style: Style, verbose: int = 0, label: str = "live") -
     if facts.packages:
         for pkg in facts.packages:
             text = f"{pkg.name} {pkg.version}"
-            extra = [x for x in (pkg.variant, pkg.installer) if x]
+            extra = [str(x) for x in (pkg.variant, pkg.installer) if x]
             if extra:
                 text += f" ({', '.join(extra)})"
             if pkg.shadowed:

@@ -85,7 +85,7 @@ def report_findings(report: Report, findings: tuple[Finding, ...]) -> list[Findi
     if (
         report.cuda_available is False
         and torch is not None
-        and (torch.cuda or (torch.variant or "").startswith("cu"))
+        and (torch.cuda or (torch.variant is not None and torch.variant.is_cuda))
         and gpus
     ):
         explained = [f.code for f in findings if f.severity == "error"]
@@ -201,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
     from setup_env import causes, render
     from setup_env.collect_env import CollectEnvError, parse
     from setup_env.commands.doctor import counts, finding_json, plan_json, safe_plan
-    from setup_env.doctor import Knowledge, examine
+    from setup_env.doctor import examine
+    from setup_env.matrix import in_use
 
     try:
         text = _read(args.file)
@@ -229,8 +230,8 @@ def run(args: argparse.Namespace) -> int:
             "on a Jetson, torch comes from NVIDIA's JetPack builds, not from PyPI or "
             "download.pytorch.org (see jetson-desktop-wheel)",
         )
-    know = Knowledge()
-    findings = examine(report.facts, plan, knowledge=know)
+    matrix = in_use()
+    findings = examine(report.facts, plan, matrix)
     if "torch" in report.missing:
         # No "PyTorch version" line in the paste is not "torch is not installed".
         findings = tuple(f for f in findings if f.code != "torch-not-installed")
@@ -239,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
         + tuple(report_findings(report, findings))
         + tuple(causes.library_findings(report.facts, report.libraries))
     )
-    road = causes.route(report.facts, plan, know) if not lacking else None
+    road = causes.route(report.facts, plan, matrix) if not lacking else None
     code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK
     if args.json:
         payload = {
@@ -263,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
             else {
                 "steps": [{"kind": st.kind, "summary": st.summary} for st in road.steps],
                 "torch": road.torch,
-                "variant": road.variant,
+                "variant": str(road.variant),
             },
         }
         print(render.dumps(render.envelope("diagnose", payload)))

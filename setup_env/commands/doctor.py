@@ -61,13 +61,14 @@ __all__ = [
 def run(args: argparse.Namespace) -> int:
     from setup_env import render
     from setup_env.doctor import examine
+    from setup_env.matrix import in_use
 
     try:
         facts, label = load_facts(args.root, args.facts)
     except Unexaminable as exc:
         return render.fail("doctor", "unexaminable", str(exc), ExitCode.UNEXAMINABLE, args.json)
     plan, plan_error = safe_plan(facts)
-    findings = examine(facts, plan)
+    findings = examine(facts, plan, in_use())
     code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK
     if args.json:
         payload = {

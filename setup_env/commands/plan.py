@@ -293,7 +293,7 @@ def render_text(
         out.append(style(f"No PyTorch wheel fits {label}.", "red", "bold"))
     else:
         what = f"torch {plan.torch_version}" if plan.torch_version else "torch (nightly)"
-        extra = [plan.variant or ""]
+        extra = [str(plan.variant or "")]
         if plan.cuda:
             extra.append(f"CUDA {plan.cuda}")
         where = {

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 
 from setup_env.facts import InstalledPackage, Note
 from setup_env.probe.host import Host
+from setup_env.variant import CPU, XPU, Variant
 
 NAMES = ("torch", "torchvision", "torchaudio")
 _META_DIR = re.compile(r"^([A-Za-z0-9_.]+?)-([^-]+?)\.dist-info$")
 _EGG_DIR = re.compile(r"^([A-Za-z0-9_.]+?)(?:-[^-]+?)?\.egg-info$")
-_LABEL = re.compile(r"^(cpu|cu\d{2,3}|rocm\d+(?:\.\d+)*|xpu)$")
 
 
 @dataclass
@@ -80,42 +80,40 @@ def parse_version_py(text: str) -> dict[str, str | None]:
     return out
 
 
-def variant_from_requires(requires: Sequence[str]) -> tuple[str | None, str]:
+def variant_from_requires(requires: Sequence[str]) -> tuple[Variant | None, str]:
     """The CUDA variant a Linux wheel's Requires-Dist names, with the requirement that said so."""
     for req in requires:
         spec = req.split(";")[0].strip()
-        m = re.match(r"^cuda-toolkit(?:\[[^\]]*\])?\s*==\s*(\d+)\.(\d+)", spec)
-        if m:
-            return f"cu{m.group(1)}{m.group(2)}", spec
-        m = re.match(r"^nvidia-cuda-runtime(?:-cu\d+)?\s*==\s*(\d+)\.(\d+)", spec)
-        if m:
-            return f"cu{m.group(1)}{m.group(2)}", spec
+        m = re.match(r"^cuda-toolkit(?:\[[^\]]*\])?\s*==\s*(\d+\.\d+)", spec) or re.match(
+            r"^nvidia-cuda-runtime(?:-cu\d+)?\s*==\s*(\d+\.\d+)", spec
+        )
+        v = Variant.cuda_of(m.group(1)) if m else None
+        if v is not None:
+            return v, spec
     return None, ""
 
 
 def infer_variant(
     version: str, version_py: dict[str, str | None] | None, requires: Sequence[str]
-) -> tuple[str | None, str]:
+) -> tuple[Variant | None, str]:
     """(variant, how it was known)."""
-    _, _, label = version.partition("+")
-    if _LABEL.match(label):
-        return label, "local version label"
+    local = Variant.from_local(version)
+    if local is not None:
+        return local, "local version label"
     if version_py:
-        cuda = version_py.get("cuda")
-        m = re.match(r"^(\d+)\.(\d+)", cuda or "")
-        if m:
-            return f"cu{m.group(1)}{m.group(2)}", "torch/version.py cuda"
-        hip = version_py.get("hip")
-        m = re.match(r"^(\d+)\.(\d+)", hip or "")
-        if m:
-            return f"rocm{m.group(1)}.{m.group(2)}", "torch/version.py hip"
+        cuda = Variant.cuda_of(version_py.get("cuda"))
+        if cuda is not None:
+            return cuda, "torch/version.py cuda"
+        hip = Variant.rocm_of(version_py.get("hip"))
+        if hip is not None:
+            return hip, "torch/version.py hip"
         if version_py.get("xpu"):
-            return "xpu", "torch/version.py xpu"
+            return XPU, "torch/version.py xpu"
     variant, req = variant_from_requires(requires)
     if variant:
         return variant, f"Requires-Dist {req}"
     if version_py and "cuda" in version_py:
-        return "cpu", "torch/version.py (no cuda, hip or xpu)"
+        return CPU, "torch/version.py (no cuda, hip or xpu)"
     return None, ""
 
 

@@ -12,14 +12,17 @@ The worker reports what it saw; these functions decide what it means.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env.cuda import coverage, driver_fit, parse_cc, sm
 from setup_env.smoke.model import CheckResult, Status
+from setup_env.variant import Variant
 
 if TYPE_CHECKING:
     from setup_env.facts import Facts
+    from setup_env.matrix import Matrix
 
 PLAN_FIX = "run `setup-env plan` for the install command that fits this machine"
 
@@ -235,43 +238,6 @@ def last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-# --- arch coverage (VERIFIED.md §3: CUDA binary compatibility) ----------------------------------
-
-
-def arch_coverage(arch_list: Sequence[str], capability: tuple[int, int]) -> tuple[str, str]:
-    """How a wheel's arch list serves a GPU of this compute capability.
-
-    Returns (kind, entry): kind "sass" (native code runs: same major, minor >= the entry's; an
-    arch-specific ``sm_90a`` only on exactly 9.0; a family ``sm_100f`` on its major), "ptx" (only
-    PTX the driver can JIT-compile: slow first start), or "none".
-    """
-    major, minor = capability
-    ptx = ""
-    for entry in arch_list:
-        m = re.fullmatch(r"(sm|compute)_(\d+?)(\d)([af]?)", entry.strip())
-        if not m:
-            continue
-        kind, emaj, emin, suffix = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)
-        if kind == "sm":
-            if suffix == "a" and (emaj, emin) == (major, minor):
-                return "sass", entry
-            if suffix in ("", "f") and emaj == major and emin <= minor:
-                return "sass", entry
-        elif (emaj, emin) <= (major, minor) and not suffix:
-            ptx = entry
-    return ("ptx", ptx) if ptx else ("none", "")
-
-
-def _parse_capability(text: str | None) -> tuple[int, int] | None:
-    m = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", text or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _version_tuple(text: str | None) -> tuple[int, ...] | None:
-    m = re.match(r"(\d+)\.(\d+)", text or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 def result(
     name: str,
     status: Status,
@@ -449,8 +415,14 @@ def decide_device(
     return result("device", "pass", f"running on {label}{note}", ev)
 
 
-def decide_arch(info: Mapping[str, Any], facts: Facts | None) -> CheckResult:
-    """The wheel's arch list covers every GPU; the driver supports the wheel's CUDA."""
+def decide_arch(
+    info: Mapping[str, Any], facts: Facts | None, matrix: Matrix | None = None
+) -> CheckResult:
+    """The wheel's arch list covers every GPU; the driver runs the wheel's CUDA. The rules are
+    :mod:`setup_env.cuda`'s; ``matrix`` (the wheel data) adds the driver minimums of the wheel's
+    own toolkit, judged against the driver version in ``facts``."""
+    from setup_env.doctor import driver_os, wheel_platform
+
     cuda = info.get("cuda")
     hip = info.get("hip")
     arch_list = [str(a) for a in (info.get("arch_list") or [])]
@@ -471,6 +443,7 @@ def decide_arch(info: Mapping[str, Any], facts: Facts | None) -> CheckResult:
     fails: list[str] = []
     warns: list[str] = []
     covered: list[str] = []
+    ptx_only = False
     for name, arch in gpus:
         if hip:
             base = arch.split(":")[0]
@@ -479,18 +452,20 @@ def decide_arch(info: Mapping[str, Any], facts: Facts | None) -> CheckResult:
             else:
                 covered.append(f"{name} {base}")
             continue
-        cap = _parse_capability(arch)
+        cap = parse_cc(arch)
         if cap is None:
             continue
-        kind, entry = arch_coverage(arch_list, cap)
-        label = f"{name} (sm_{cap[0]}{cap[1]})"
-        if kind == "none":
+        cov = coverage(cap, arch_list)
+        label = f"{name} ({sm(cap)})"
+        ev.setdefault("coverage", {})[label] = cov.how or "none"
+        if cov.how is None:
             fails.append(f"{label} is not served by the wheel's {' '.join(arch_list) or '(empty)'}")
-        elif kind == "ptx":
-            warns.append(f"{label} runs only through PTX JIT from {entry} (slow first start)")
+        elif cov.how == "ptx":
+            ptx_only = True
+            warns.append(f"{label} runs only through PTX JIT from {cov.by} (slow first start)")
         else:
-            covered.append(f"{label} by {entry}")
-    # Driver vs the wheel's CUDA: same major runs (minor-version compatibility), lower fails.
+            covered.append(f"{label} by {cov.by}")
+    # Driver vs the wheel's CUDA (setup_env.cuda.driver_fit).
     driver_cuda = info.get("driver_cuda")
     source = "libcuda"
     if not driver_cuda and facts is not None and facts.nvidia is not None:
@@ -498,24 +473,43 @@ def decide_arch(info: Mapping[str, Any], facts: Facts | None) -> CheckResult:
         source = "facts"
     ev["driver_cuda"] = driver_cuda
     ev["driver_cuda_source"] = source if driver_cuda else None
-    wheel = _version_tuple(str(cuda)) if cuda else None
-    drv = _version_tuple(str(driver_cuda)) if driver_cuda else None
-    if wheel and drv:
-        if drv[0] < wheel[0]:
+    fit = None
+    if cuda and not hip:
+        driver = facts.nvidia.driver_version if facts is not None and facts.nvidia else None
+        build = None
+        variant = Variant.cuda_of(str(cuda))
+        if matrix is not None and facts is not None and variant is not None:
+            torch_version = str(info.get("torch_version") or "")
+            build = matrix.wheel_build(torch_version, variant, wheel_platform(facts))
+        fit = driver_fit(
+            driver,
+            str(build.toolkit) if build is not None else str(cuda),
+            driver_os(facts) if facts is not None else "linux",
+            matrix.cuda if matrix is not None else {},
+            driver_cuda=str(driver_cuda) if driver_cuda else None,
+            needs_ptx=ptx_only,
+        )
+        ev["driver_fit"] = fit.code
+        shown = driver_cuda if fit.judged_by == "cuda" else f"{driver} (CUDA {driver_cuda or '?'})"
+        if fit.too_old:
             fails.append(
                 f"the driver supports CUDA {driver_cuda}, older than the wheel's CUDA {cuda}"
+                if fit.judged_by == "cuda"
+                else f"driver {driver} is older than the wheel's CUDA {cuda} needs "
+                f"({fit.why_not()})"
             )
-        elif drv < wheel:
+        elif fit.compat == "mvc":
             warns.append(
-                f"the driver supports CUDA {driver_cuda} < the wheel's {cuda}: runs by "
+                f"the driver {shown} is older than the wheel's CUDA {cuda} "
+                f"(full support from {fit.toolkit_min or 'a newer driver'}): runs by "
                 "minor-version compatibility, but PTX JIT and newer features need a newer "
                 "driver"
             )
     parts = []
     if covered:
         parts.append("covered: " + ", ".join(covered))
-    if wheel and drv and not fails:
-        parts.append(f"driver CUDA {driver_cuda} >= wheel CUDA {cuda}" if drv >= wheel else "")
+    if fit is not None and fit.compat == "full" and not fails:
+        parts.append(f"driver CUDA {driver_cuda} >= wheel CUDA {cuda}" if driver_cuda else "")
     msg = "; ".join(p for p in fails + warns + parts if p)
     if fails:
         return result(
@@ -524,7 +518,7 @@ def decide_arch(info: Mapping[str, Any], facts: Facts | None) -> CheckResult:
             msg,
             ev,
             "upgrade the NVIDIA driver"
-            if any("driver" in f for f in fails) and len(fails) == 1
+            if fit is not None and fit.too_old and len(fails) == 1
             else PLAN_FIX,
         )
     if warns:

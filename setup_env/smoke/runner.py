@@ -375,7 +375,9 @@ def _verify(run: _Run, options: VerifyOptions) -> VerifyReport:
     if "device" in names:
         run.report(decide.decide_device(info, facts, options.device))
     if "arch" in names:
-        run.report(decide.decide_arch(info, facts))
+        from setup_env.matrix import in_use
+
+        run.report(decide.decide_arch(info, facts, in_use()))
 
     # The plan: which (check, device) pairs the worker will run.
     kind, pev = child.next_event(time.monotonic() + 30 * run.scale)
