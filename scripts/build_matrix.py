@@ -424,6 +424,68 @@ def _interp_key(pa: str) -> tuple[int, int, str]:
 MVC_WINDOWS_CORRECTED: dict[str, str] = {"12.x": "528.33"}
 
 
+# The toolkits before 11.6, which today's release notes no longer print: torch 1.x's cu80 ... cu115
+# builds, still found in pasted reports (diagnose) and old images (doctor). NVIDIA Table 3, rows
+# transcribed from tests/fixtures/reference/nvidia-toolkit-drivers-before-11.6.md (a verbatim public
+# copy, its source named there). (toolkit release, Linux minimum, Windows minimum).
+OLD_TOOLKIT_DRIVERS: tuple[tuple[str, str, str], ...] = (
+    ("8.0.44", "367.48", "369.30"),
+    ("8.0.61", "375.26", "376.51"),
+    ("9.0.76", "384.81", "385.54"),
+    ("9.1.85", "390.46", "391.29"),
+    ("9.2.88", "396.26", "397.44"),
+    ("9.2.148", "396.37", "398.26"),
+    ("10.0.130", "410.48", "411.31"),
+    ("10.1.105", "418.39", "418.96"),
+    ("10.2.89", "440.33", "441.22"),
+    ("11.0.1", "450.36.06", "451.22"),
+    ("11.0.2", "450.51.05", "451.48"),
+    ("11.0.3", "450.51.06", "451.82"),
+    ("11.1.0", "455.23", "456.38"),
+    ("11.1.1", "455.32", "456.81"),
+    ("11.2.0", "460.27.03", "460.82"),
+    ("11.2.1", "460.32.03", "461.09"),
+    ("11.2.2", "460.32.03", "461.33"),
+    ("11.3.0", "465.19.01", "465.89"),
+    ("11.3.1", "465.19.01", "465.89"),
+    ("11.4.0", "470.42.01", "471.11"),
+    ("11.4.1", "470.57.02", "471.41"),
+    ("11.4.2", "470.57.02", "471.41"),
+    ("11.4.3", "470.82.01", "472.50"),
+    ("11.4.4", "470.82.01", "472.50"),
+    ("11.5.0", "495.29.05", "496.04"),
+    ("11.5.1", "495.29.05", "496.13"),
+    ("11.5.2", "495.29.05", "496.13"),
+)
+OLD_TOOLKIT_SOURCE = (
+    "NVIDIA CUDA Toolkit release notes, Table 3 (rows before 11.6, from a verbatim public copy: "
+    "tests/fixtures/reference/nvidia-toolkit-drivers-before-11.6.md)"
+)
+
+
+def old_driver_rows(ref: dict[str, Any]) -> dict[str, Any]:
+    """Rows for CUDA 8.0 ... 11.5. Minor-version compatibility starts at 11.1 (11.x floor from the
+    draft's table 2); before it each toolkit needs its own driver, so its ``mvc`` is that X.Y's
+    own strictest minimum (the deciders never apply MVC below 11.1: setup_env.cuda.MVC_SINCE)."""
+    mvc11 = ref["nvidia_driver_table"]["minor_version_compatibility"]["11.x"]
+    cuda: dict[str, Any] = {}
+    for full, linux, windows in OLD_TOOLKIT_DRIVERS:
+        xy = minor_of(full)
+        entry = cuda.setdefault(xy, {"updates": {}})
+        entry["updates"][full] = {"linux": linux, "windows": windows, "windows_confidence": "V2"}
+        if Version(xy) >= Version("11.1"):
+            entry["mvc"] = {
+                "linux": mvc11["linux_min"],
+                "windows": mvc11["windows_min"].split(" ")[0],
+                "windows_confidence": "V2",
+            }
+        else:
+            entry["mvc"] = {"linux": linux, "windows": windows, "windows_confidence": "V2"}
+        entry["confidence"] = "V2"
+        entry["source"] = OLD_TOOLKIT_SOURCE
+    return cuda
+
+
 def driver_table(ref: dict[str, Any]) -> dict[str, Any]:
     table = ref["nvidia_driver_table"]
     cuda: dict[str, Any] = {}
@@ -631,7 +693,7 @@ def generate(reference: Path) -> dict[str, Any]:
         "index_url": "https://download.pytorch.org/whl",
         "releases": releases,
         "builds": builds,
-        "cuda": driver_table(ref),
+        "cuda": {**old_driver_rows(ref), **driver_table(ref)},
         "companion_files": {
             "torchvision": vision_files,
             "source": "captures/pypi-simple-torchvision.json (PyPI PEP 691, 2026-12-02)",

@@ -19,34 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
 
-from setup_env.cuda import driver_fit
+from setup_env.cuda import MVC_SINCE, driver_fit
 from setup_env.facts import Facts, Gpu, InstalledPackage
 from setup_env.variant import CPU, Variant
 
 if TYPE_CHECKING:
     from setup_env.matrix import Matrix
-
-# Minimum NVIDIA driver (Linux, Windows) for the CUDA toolkits before 11.6, which the wheel matrix
-# does not carry. CUDA 11.0 and older have no minor-version compatibility: each toolkit needs its
-# own minimum. Source: /work/shared/reference/peers.md ("Tables", uv's backend.rs, from "Table 2 /
-# Table 1" of the NVIDIA CUDA Toolkit release notes).
-_PEERS = "shared/reference/peers.md (uv backend.rs; NVIDIA CUDA release notes, Tables 1-2)"
-OLD_CUDA_DRIVERS: dict[str, tuple[str, str, str]] = {
-    "8.0": ("375.26", "376.51", _PEERS),
-    "9.0": ("384.81", "385.54", _PEERS),
-    "9.1": ("390.46", "391.29", _PEERS),
-    "9.2": ("396.26", "398.26", _PEERS),
-    "10.0": ("410.48", "411.31", _PEERS),
-    "10.1": ("418.39", "418.96", _PEERS),
-    "10.2": ("440.33", "441.22", _PEERS),
-    "11.0": ("450.36.06", "451.22", _PEERS),
-    # 11.1 ... 11.5 run on the 11.x minor-version-compatibility floor.
-    "11.1": ("450.80.02", "452.39", _PEERS),
-    "11.2": ("450.80.02", "452.39", _PEERS),
-    "11.3": ("450.80.02", "452.39", _PEERS),
-    "11.4": ("450.80.02", "452.39", _PEERS),
-    "11.5": ("450.80.02", "452.39", _PEERS),
-}
 
 # What each cudaGetDeviceCount() error means, and the fix (CUDA runtime API, cudaError_t).
 _DEVICE_COUNT_ERRORS: dict[int, tuple[str, str]] = {
@@ -152,16 +130,11 @@ def _messages(facts: Facts) -> list[Any]:
 
 def driver_floor(cuda: str, os_family: str, matrix: Optional[Matrix]) -> Optional[str]:
     """The lowest driver that runs CUDA ``cuda`` (its minor-version-compatibility floor where it
-    has one): the matrix's (through :func:`setup_env.cuda.driver_fit`), else
-    :data:`OLD_CUDA_DRIVERS`'."""
-    if matrix is not None:
-        fit = driver_fit(None, cuda, os_family, matrix.cuda)
-        if fit.toolkit_min is not None:
-            return fit.mvc_floor or fit.toolkit_min
-    row = OLD_CUDA_DRIVERS.get(cuda)
-    if row is None:
+    has one), from the matrix's driver rows (CUDA 8.0 on), by :func:`setup_env.cuda.driver_fit`."""
+    if matrix is None:
         return None
-    return row[1] if os_family == "windows" else row[0]
+    fit = driver_fit(None, cuda, os_family, matrix.cuda)
+    return (fit.mvc_floor or fit.toolkit_min) if fit.toolkit_min is not None else None
 
 
 def _plans_cuda(plan: Any) -> bool:
@@ -205,15 +178,16 @@ def findings(
     messages = _messages(facts)
     os_family = "windows" if facts.os.family == "windows" or facts.os.wsl else "linux"
 
-    # 1. The installed build's CUDA needs a newer driver (CUDA <= 11.5: the tabled minimums;
-    #    and torch's own "driver too old" message).
+    # 1. The installed build's CUDA needs a newer driver (the matrix's driver rows, CUDA 8.0 on,
+    #    judged by setup_env.cuda; and torch's own "driver too old" message).
     too_old = [m for m in messages if m.kind == "driver-too-old"]
     cuda = _cuda_of(torch) if torch is not None else None
     if (cuda or too_old) and "cuda-newer-than-driver" not in codes:
         driver = facts.nvidia.driver_version if facts.nvidia is not None else None
-        floor = driver_floor(cuda, os_family, matrix) if cuda else None
-        old = cuda in OLD_CUDA_DRIVERS
-        if (driver and floor and _vt(driver) < _vt(floor)) or too_old:
+        fit = driver_fit(driver, cuda, os_family, matrix.cuda) if cuda and matrix else None
+        floor = (fit.mvc_floor or fit.toolkit_min) if fit is not None else None
+        no_mvc = cuda is not None and _vt(cuda)[:2] < MVC_SINCE
+        if (driver and fit is not None and fit.compat == "too-old") or too_old:
             evidence = (
                 [f"torch {torch.version} is built with CUDA {cuda}"]  # type: ignore[union-attr]
                 if cuda
@@ -232,7 +206,7 @@ def findings(
                     + (
                         " (CUDA 11.0 and older have no minor-version compatibility: each "
                         "toolkit has its own minimum)"
-                        if old and _vt(cuda or "") <= (11, 0)
+                        if no_mvc
                         else ""
                     )
                 )
