@@ -380,3 +380,32 @@ def from_jsonable(tp: Any, value: Any, where: str) -> Any:
 
         return one_line(value, limit=len(value) * 6)
     return value
+
+
+def printable(value: T) -> T:
+    """``value`` with every string in it one printable line (control characters shown escaped,
+    as a facts file's are on load): what a probe read from the machine (an nvidia-smi name, a
+    replayed host.json) is text that gets printed beside commands. Unchanged objects are returned
+    as they are (the common case costs a walk, no copies)."""
+    if isinstance(value, str):
+        if value.isprintable():
+            return value
+        from setup_env.bounded import one_line
+
+        return one_line(value, limit=len(value) * 6)  # type: ignore[return-value]
+    if isinstance(value, tuple):
+        items = tuple(printable(v) for v in value)
+        return value if all(a is b for a, b in zip(items, value)) else items  # type: ignore[return-value]
+    if isinstance(value, Mapping):
+        pairs = {printable(k): printable(v) for k, v in value.items()}
+        same = all(k in value and value[k] is v for k, v in pairs.items())
+        return value if same else pairs  # type: ignore[return-value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for f in dataclasses.fields(value):
+            old = getattr(value, f.name)
+            new = printable(old)
+            if new is not old:
+                changes[f.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    return value

@@ -466,6 +466,28 @@ def test_row11_control_characters_in_a_facts_file_are_escaped(
     assert not any(ln.lstrip().startswith("$ curl") for ln in (out.out + out.err).splitlines())
 
 
+@pytest.mark.parametrize("command", ["detect", "plan", "doctor"])
+def test_row11_control_characters_read_from_the_machine_are_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """A machine (here a replay) whose os-release names itself with terminal escapes (set the
+    window title, clear the screen): what the probes read is printed escaped, never raw."""
+    folder = tmp_path / "host"
+    shutil.copytree(HOSTS / "debian12-nogpu-cuda13toolkit", folder)
+    rel = folder / "files" / "etc" / "os-release"
+    rel.write_text(
+        rel.read_text().replace(
+            'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"',
+            'PRETTY_NAME="Debian GNU/Linux 12\x1b]0;owned\x07\x1b[2J"',
+        )
+    )
+    main([command, "--root", str(folder)])
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text
+    if command == "detect":
+        assert "Debian GNU/Linux 12\\x1b]0;owned\\x07\\x1b[2J" in text
+
+
 # --- row 12: quoted paths in suggested commands -------------------------------------------------
 
 

@@ -33,6 +33,7 @@ from setup_env.facts import (
     OSInfo,
     RocmInfo,
     XpuInfo,
+    printable,
 )
 from setup_env.probe.host import Host
 
@@ -259,19 +260,21 @@ def detect(host: Host, *, cloud_metadata: bool | None = None) -> Facts:
         kwargs["python"] = python_info
     if cpu_info is not None:
         kwargs["cpu"] = cpu_info
-    return Facts(
-        os=os_info,
-        nvidia=nvidia_info,
-        apple=apple_info,
-        rocm=rocm_info,
-        xpu=xpu_info,
-        toolkits=tuple(toolkits),
-        packages=tuple(pkgs),
-        cloud=cloud_info,
-        environment=environment,
-        notes=tuple(notes),
-        jetson=jetson_info,
-        **kwargs,
+    return printable(
+        Facts(
+            os=os_info,
+            nvidia=nvidia_info,
+            apple=apple_info,
+            rocm=rocm_info,
+            xpu=xpu_info,
+            toolkits=tuple(toolkits),
+            packages=tuple(pkgs),
+            cloud=cloud_info,
+            environment=environment,
+            notes=tuple(notes),
+            jetson=jetson_info,
+            **kwargs,
+        )
     )
 
 
