@@ -57,14 +57,13 @@ def _cuda_of(pkg: InstalledPackage) -> Optional[str]:
 
 
 def wheel_platform(facts: Facts) -> str:
-    """The wheel platform of these facts: linux_x86_64, windows_x86_64, macos_arm64 ..."""
-    arch = (facts.cpu.architecture or facts.python.machine or "").lower()
-    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(arch, arch)
-    if facts.os.family == "windows":
-        return "windows_x86_64" if arch in ("", "x86_64") else f"windows_{arch}"
-    if facts.os.family == "darwin":
-        return "macos_arm64" if arch in ("aarch64", "arm64") else "macos_x86_64"
-    return f"linux_{arch or 'x86_64'}"
+    """The wheel platform of these facts: linux_x86_64, windows_x86_64, macos_arm64 ... The
+    interpreter's machine first (the installed wheel is the interpreter's: x86_64 under Rosetta),
+    x86_64 when nothing says; an unknown OS is judged as Linux."""
+    from setup_env.tags import platform_key
+
+    arch = facts.python.machine or facts.cpu.architecture or "x86_64"
+    return platform_key(facts.os.family, arch) or platform_key("linux", arch) or "linux_x86_64"
 
 
 def driver_os(facts: Facts) -> str:

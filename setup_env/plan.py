@@ -147,15 +147,12 @@ def _v(text: Optional[str]) -> Optional[Version]:
 
 
 def _platform(os_name: str, arch: str) -> Optional[str]:
-    if os_name == "linux" and arch in ("x86_64", "aarch64", "arm64"):
-        return "linux_x86_64" if arch == "x86_64" else "linux_aarch64"
-    if os_name == "windows" and arch == "x86_64":
-        return "windows_x86_64"
-    if os_name == "macos" and arch in ("arm64", "aarch64"):
-        return "macos_arm64"
-    if os_name == "macos" and arch == "x86_64":
-        return "macos_x86_64"
-    return None
+    """The matrix platform of a target, None where PyTorch publishes no wheels."""
+    from setup_env.matrix import PLATFORMS
+    from setup_env.tags import platform_key
+
+    key = platform_key(os_name, arch)
+    return key if key in PLATFORMS else None
 
 
 # A described or thinly captured machine whose glibc / macOS version is unknown is planned for

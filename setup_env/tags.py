@@ -248,6 +248,28 @@ def none_tags(tags: Iterable[str]) -> set[str]:
 # --- from a wheel's tag back to a platform --------------------------------------------------------
 
 
+# Machine names as interpreters and OSes print them -> the names wheel tags use.
+_ARCH_SPELLINGS = {"amd64": "x86_64", "x64": "x86_64", "arm64e": "arm64"}
+
+
+def platform_key(os_name: str, arch: str) -> str | None:
+    """The platform a machine's wheels are for, named as the matrix (and
+    :func:`platform_of_tag`) names them: ``linux_x86_64``, ``linux_aarch64``,
+    ``windows_x86_64``, ``macos_arm64``... ``os_name``: linux, windows, macos (or darwin);
+    ``arch``: the machine in any spelling (AMD64, x64, arm64, aarch64). A platform PyTorch
+    publishes nothing for keeps the same shape (``linux_riscv64``); None when either is unknown."""
+    os_name = {"darwin": "macos"}.get(os_name, os_name)
+    a = arch.strip().lower()
+    a = _ARCH_SPELLINGS.get(a, a)
+    if not a or os_name not in ("linux", "windows", "macos"):
+        return None
+    if os_name == "linux" and a == "arm64":
+        a = "aarch64"  # Linux calls it aarch64 (manylinux_2_28_aarch64)
+    elif os_name in ("macos", "windows") and a == "aarch64":
+        a = "arm64"  # macosx_11_0_arm64, win_arm64
+    return f"{os_name}_{a}"
+
+
 def platform_of_tag(tag: str) -> str | None:
     """The platform family a wheel platform tag is for, as the matrix lists rows:
     ``manylinux_2_28_x86_64`` / ``manylinux2014_aarch64`` / ``musllinux_1_2_x86_64`` /

@@ -173,7 +173,11 @@ def test_aarch64_cu130_wheel_has_no_t4g_kernels() -> None:
     # AWS g5g: Graviton2 + T4G (sm_75); the aarch64 cu130 wheel starts at sm_80 (VERIFIED §3).
     facts = with_gpu(report("linux-h100-cu130-driver570.txt"), "NVIDIA T4G", "7.5")
     facts = with_torch(facts, "2.14.1+cu130", "cu130", "13.0")
-    facts = replace(facts, cpu=replace(facts.cpu, architecture="aarch64"))
+    facts = replace(
+        facts,
+        cpu=replace(facts.cpu, architecture="aarch64"),
+        python=replace(facts.python, machine="aarch64"),  # the interpreter's wheel is aarch64's
+    )
     assert "gpu-arch-not-in-wheel" in codes(examine(facts, None, M))
 
 
@@ -413,7 +417,11 @@ def test_real_matrix_aarch64_cu130_starts_at_sm80() -> None:
     facts = with_gpu(host("ubuntu-h100-590"), "NVIDIA T4G", "7.5", driver="590.48.01")
     facts = with_torch(facts, "2.14.1+cu130", "cu130", "13.0")
     assert "gpu-arch-not-in-wheel" not in codes(examine(facts, None, M))  # x86_64 has sm_75
-    arm = replace(facts, cpu=replace(facts.cpu, architecture="aarch64"))
+    arm = replace(
+        facts,
+        cpu=replace(facts.cpu, architecture="aarch64"),
+        python=replace(facts.python, machine="aarch64"),
+    )
     assert "gpu-arch-not-in-wheel" in codes(examine(arm, None, M))
 
 

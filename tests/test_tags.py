@@ -237,3 +237,32 @@ def test_planner_reads_the_macos_floor_from_the_tags() -> None:
     facts = spec_facts(os="macos", arch="arm64", python="3.12", macos=older)
     plan = make_plan(facts, PlanOptions(torch="2.15"), m)
     assert f"needs macOS {low[0]}.{low[1]} or newer for Python 3.12" in " ".join(plan.reasons)
+
+
+# One spelling map from (OS, machine) to the matrix's platform keys, for the planner's target and
+# the doctor's installed wheel alike; platform_of_tag names the same keys from wheel tags.
+@pytest.mark.parametrize(
+    ("os_name", "arch", "key", "tag"),
+    [
+        ("linux", "x86_64", "linux_x86_64", "manylinux_2_28_x86_64"),
+        ("linux", "aarch64", "linux_aarch64", "manylinux_2_28_aarch64"),
+        ("linux", "arm64", "linux_aarch64", "manylinux2014_aarch64"),
+        ("windows", "AMD64", "windows_x86_64", "win_amd64"),
+        ("windows", "x64", "windows_x86_64", "win_amd64"),
+        ("windows", "ARM64", "windows_arm64", "win_arm64"),
+        ("darwin", "arm64", "macos_arm64", "macosx_11_0_arm64"),
+        ("macos", "aarch64", "macos_arm64", "macosx_14_0_arm64"),
+        ("darwin", "x86_64", "macos_x86_64", "macosx_10_9_x86_64"),
+        ("linux", "riscv64", "linux_riscv64", "manylinux_2_39_riscv64"),
+    ],
+)
+def test_platform_key_names_what_platform_of_tag_names(
+    os_name: str, arch: str, key: str, tag: str
+) -> None:
+    assert ours.platform_key(os_name, arch) == key
+    assert ours.platform_of_tag(tag) == key
+
+
+@pytest.mark.parametrize(("os_name", "arch"), [("other", "x86_64"), ("linux", ""), ("", "")])
+def test_platform_key_unknown(os_name: str, arch: str) -> None:
+    assert ours.platform_key(os_name, arch) is None
