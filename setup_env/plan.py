@@ -108,9 +108,6 @@ class Plan:
 
 # --- the target ----------------------------------------------------------------------------------
 
-_ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "x64": "x86_64", "arm64": "arm64"}
-_ARCH.update({"aarch64": "aarch64", "arm64e": "arm64"})
-
 
 @dataclass(frozen=True)
 class _Target:
@@ -176,13 +173,14 @@ def interpreter_tags(
 def _target(facts: Facts) -> _Target:
     fam = facts.os.family
     os_name = {"darwin": "macos"}.get(fam, fam)
-    machine = (facts.python.machine or facts.cpu.architecture or "").lower()
-    arch = _ARCH.get(machine, machine)
+    from setup_env.tags import machine_name
+
+    arch = machine_name(facts.python.machine or facts.cpu.architecture or "")
     if os_name == "linux" and arch == "arm64":
         arch = "aarch64"
-    hw = (facts.cpu.architecture or "").lower()
+    hw = machine_name(facts.cpu.architecture or "")
     rosetta = bool(facts.python.rosetta) or (
-        os_name == "macos" and arch == "x86_64" and _ARCH.get(hw, hw) in ("arm64", "aarch64")
+        os_name == "macos" and arch == "x86_64" and hw in ("arm64", "aarch64")
     )
     pv = _v(facts.python.version)
     tags = tuple(facts.python.tags)
@@ -1786,8 +1784,9 @@ def spec_facts(
     )
     if os_name not in ("linux", "windows", "macos"):
         raise PlanError(f"--os {os!r}: choose linux, windows or macos")
-    a = (arch or ("arm64" if os_name == "macos" else "x86_64")).lower()
-    a = _ARCH.get(a, a)
+    from setup_env.tags import machine_name
+
+    a = machine_name(arch or ("arm64" if os_name == "macos" else "x86_64"))
     if a not in ("x86_64", "aarch64", "arm64"):
         raise PlanError(f"--arch {arch!r}: choose x86_64, aarch64 or arm64")
     if os_name == "linux" and a == "arm64":

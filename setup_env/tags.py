@@ -252,6 +252,13 @@ def none_tags(tags: Iterable[str]) -> set[str]:
 _ARCH_SPELLINGS = {"amd64": "x86_64", "x64": "x86_64", "arm64e": "arm64"}
 
 
+def machine_name(arch: str) -> str:
+    """A machine as wheel tags name it: ``AMD64``/``x64`` -> ``x86_64``, ``arm64e`` -> ``arm64``
+    (``arm64``/``aarch64`` stay as they are: which one depends on the OS)."""
+    a = arch.strip().lower()
+    return _ARCH_SPELLINGS.get(a, a)
+
+
 def platform_key(os_name: str, arch: str) -> str | None:
     """The platform a machine's wheels are for, named as the matrix (and
     :func:`platform_of_tag`) names them: ``linux_x86_64``, ``linux_aarch64``,
@@ -259,8 +266,7 @@ def platform_key(os_name: str, arch: str) -> str | None:
     ``arch``: the machine in any spelling (AMD64, x64, arm64, aarch64). A platform PyTorch
     publishes nothing for keeps the same shape (``linux_riscv64``); None when either is unknown."""
     os_name = {"darwin": "macos"}.get(os_name, os_name)
-    a = arch.strip().lower()
-    a = _ARCH_SPELLINGS.get(a, a)
+    a = machine_name(arch)
     if not a or os_name not in ("linux", "windows", "macos"):
         return None
     if os_name == "linux" and a == "arm64":
