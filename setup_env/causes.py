@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
 
-from setup_env.cuda import MVC_SINCE, driver_fit
+from setup_env.cuda import MVC_SINCE, driver_fit, sm_of
 from setup_env.facts import Facts, Gpu, InstalledPackage
 from setup_env.variant import CPU, Variant
 
@@ -262,7 +262,7 @@ def findings(
             )
         if m.kind == "arch-not-compatible" and "gpu-arch-not-in-wheel" not in codes:
             codes.add("gpu-arch-not-in-wheel")
-            sm = "sm_" + (m.cc or "").replace(".", "")
+            sm = sm_of(m.cc)
             command = _command(plan) if _plans_cuda(plan) else None
             out.append(
                 Finding(
@@ -392,7 +392,7 @@ def findings(
 def _old_gpu_fix(cc: Optional[str], facts: Facts, matrix: Optional[Matrix]) -> str:
     newest = newest_with_arch(cc, facts, matrix)
     if newest is not None:
-        sm = "sm_" + (cc or "").replace(".", "")
+        sm = sm_of(cc)
         return f"install torch {newest[0]}+{newest[1]}: the newest build with {sm}"
     return (
         "no prebuilt torch in the data (1.13 and later) has kernels for this GPU: build torch "
@@ -448,7 +448,7 @@ class Route:
 
 
 def _sm(cc: str) -> str:
-    return "sm_" + cc.replace(".", "")
+    return sm_of(cc)
 
 
 def newest_with_arch(

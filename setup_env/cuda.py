@@ -157,6 +157,12 @@ def sm(cc: CC) -> str:
     return f"sm_{cc[0]}{cc[1]}"
 
 
+def sm_of(text: Optional[str], unknown: str = "sm_?") -> str:
+    """``"8.7"`` (or ``"sm_87"``) -> ``"sm_87"``; ``unknown`` when it is no compute capability."""
+    cc = parse_cc(text)
+    return sm(cc) if cc is not None else unknown
+
+
 # --- drivers -------------------------------------------------------------------------------------
 
 

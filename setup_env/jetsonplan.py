@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
 from setup_env import gpus as catalogue
+from setup_env.cuda import sm_of
 from setup_env.facts import Facts, JetsonInfo
 from setup_env.variant import Variant
 
@@ -108,7 +109,7 @@ def plan(
     warnings: list[str] = [assumed] if assumed else []
     newest = [j for j in cat.jetpacks if j.supports(cc)]
     if row is None or (cc and not row.supports(cc)):
-        sm = f"sm_{cc.replace('.', '')}" if cc else "its GPU"
+        sm = sm_of(cc, "its GPU")
         if row is not None:
             why = (
                 f"JetPack {row.jetpack} (L4T {row.l4t}) is for "
@@ -165,7 +166,7 @@ def _nvidia_build(
 ) -> Plan:
     from setup_env.plan import Fix, Plan
 
-    sm = f"sm_{cc.replace('.', '')}" if cc else "the Jetson's GPU arch"
+    sm = sm_of(cc, "the Jetson's GPU arch")
     reasons = [
         f"{module} on {label}: NVIDIA's Jetson build of torch {row.torch}, matched to "
         f"JetPack's CUDA {row.cuda} (route: jetson)",
