@@ -26,7 +26,6 @@ import io
 import json
 import os
 import signal
-import socket
 import stat
 import subprocess
 import threading
@@ -34,7 +33,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
+
+if TYPE_CHECKING:
+    import socket  # imported where HTTP is spoken: detect and plan never need it
 
 ReadKind = Literal["missing", "permission-denied", "not-a-file", "too-large", "outside", "os-error"]
 
@@ -385,6 +387,8 @@ class _DeadlineSocket:
     def makefile(self, mode: str = "rb", buffering: int = -1, **_: Any) -> io.BufferedReader:
         if mode not in ("r", "rb"):
             raise ValueError(f"unsupported makefile mode {mode!r}")
+        import socket
+
         raw = socket.SocketIO(self, "rb")  # type: ignore[arg-type]
         self._io_refs += 1
         return io.BufferedReader(raw, buffering if buffering > 0 else io.DEFAULT_BUFFER_SIZE)
@@ -466,6 +470,7 @@ def http_request(
     """One HTTP exchange (no redirects followed) within ``deadline``: HttpError otherwise."""
     import base64
     import http.client
+    import socket
     import urllib.parse
 
     parts = urllib.parse.urlsplit(url)
@@ -556,6 +561,7 @@ def http_request(
 
 
 def _os_reason(exc: OSError) -> str:
+    import socket
     import ssl
 
     if isinstance(exc, ssl.SSLCertVerificationError):

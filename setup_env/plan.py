@@ -460,10 +460,16 @@ def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object =
         )
     if opts.channel == "nightly":
         return _nightly_plan(ctx)
-    from setup_env import jetsonplan
+    jetson = None
+    if facts.cpu.architecture in ("aarch64", None) and (
+        facts.jetson is not None or facts.nvidia is not None
+    ):
+        from setup_env import jetsonplan  # loads the GPU catalogue: only where a Jetson may be
 
-    jetson = jetsonplan.jetson_of(facts) if facts.cpu.architecture in ("aarch64", None) else None
+        jetson = jetsonplan.jetson_of(facts)
     if jetson is not None and opts.variant is None:
+        from setup_env import jetsonplan
+
         # The JetPack-matched route (setup_env/jetsonplan.py): never a driver install.
         def general(plain: Facts) -> Plan:
             sub = _Ctx(plain, opts, m)
@@ -1905,12 +1911,15 @@ def _spec_jetson(jetpack: str | None, model: object, os_name: str, arch: str) ->
 
 def facts_summary(facts: Facts) -> dict[str, object]:
     """The parts of the facts the plan used, for the JSON output."""
-    from setup_env.resolve import compute_capability
-
     nv = facts.nvidia
     gpus_ = []
     for g in facts.gpus:
-        cc = compute_capability(g) if g.vendor == "nvidia" else g.compute_capability
+        if g.vendor == "nvidia":
+            from setup_env.resolve import compute_capability  # the catalogue: only for a GPU
+
+            cc = compute_capability(g)
+        else:
+            cc = g.compute_capability
         gpus_.append(
             {
                 "index": g.index,
