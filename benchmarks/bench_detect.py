@@ -74,7 +74,21 @@ def main() -> int:
         "--collect-env-runs", type=int, default=5, help="collect_env runs (default 5)"
     )
     parser.add_argument("--importtime", action="store_true", help="show the slowest imports")
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE as set (every run compiles every module)",
+    )
     args = parser.parse_args()
+    if not args.no_bytecode:
+        # As installed (pip compiles .pyc files); this sandbox sets PYTHONDONTWRITEBYTECODE=1,
+        # which makes every run compile every module (both sides: collect_env and torch too).
+        # The bytecode goes to a private prefix so the repository stays clean.
+        import tempfile
+
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="setup-env-bench-")
+        print(f"bytecode cached under {os.environ['PYTHONPYCACHEPREFIX']}")
     if args.importtime:
         importtime()
         return 0
