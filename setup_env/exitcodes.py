@@ -9,5 +9,5 @@ class ExitCode(enum.IntEnum):
     OK = 0
     CHECK_FAILED = 1  # a check failed, an error-level finding, drift found, nothing fits
     USAGE = 2  # bad command line or bad input file
-    UNEXAMINABLE = 3  # the environment could not be examined at all
+    UNEXAMINABLE = 3  # the environment (or an index) could not be examined; an internal error
     INTERRUPTED = 130
