@@ -211,29 +211,61 @@ class LiveHost:
         return self._nvml
 
 
-def live_interpreter() -> dict[str, Any]:
-    """What this Python says of itself, as plain data (the part a capture stores)."""
-    import platform
-    import sysconfig
+def _free_threaded() -> bool:
+    # Free-threaded builds exist from 3.13 on; sysconfig (and its ~1.5 ms config module) is
+    # asked only there.
+    return sys.version_info >= (3, 13) and bool(sysconfig_var("Py_GIL_DISABLED"))
 
-    free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+def _libc_ver() -> tuple[str, str]:
+    """("glibc", "2.36") as platform.libc_ver() says it: glibc answers confstr (what
+    platform.libc_ver() asks first) without importing platform; else platform's own search."""
     try:
-        libc = platform.libc_ver()
+        text = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
+    except (OSError, ValueError):
+        text = None
+    parts = text.split() if text else []
+    if len(parts) == 2 and parts[0] == "glibc":
+        return "glibc", parts[1]
+    import platform
+
+    try:
+        return platform.libc_ver()
     except OSError:
-        libc = ("", "")
+        return "", ""
+
+
+def _python_version() -> str:
+    return sys.version.split()[0]  # what platform.python_version() reads: "3.11.7", "3.14.0rc1"
+
+
+def live_interpreter() -> dict[str, Any]:
+    """What this Python says of itself, as plain data (the part a capture stores). On Linux it
+    is read without importing ``platform`` (os.uname, confstr: a few ms of every start-up)."""
+    if sys.platform.startswith("linux"):
+        u = os.uname()
+        system, release, version, machine = u.sysname, u.release, u.version, u.machine
+        mac_ver = win32_ver = None
+    else:
+        import platform
+
+        system, release = platform.system(), platform.release()
+        version, machine = platform.version(), platform.machine()
+        mac_ver = platform.mac_ver()[0] or None
+        win32_ver = platform.win32_ver()[1] or None
     info: dict[str, Any] = {
-        "version": platform.python_version(),
+        "version": _python_version(),
         "implementation": sys.implementation.name,
-        "free_threaded": free_threaded,
-        "machine": platform.machine(),
+        "free_threaded": _free_threaded(),
+        "machine": machine,
         "is_64bit": sys.maxsize > 2**32,
         "executable": sys.executable,
-        "system": platform.system(),
-        "release": platform.release(),
-        "platform_version": platform.version(),
-        "mac_ver": platform.mac_ver()[0] or None,
-        "win32_ver": platform.win32_ver()[1] or None,
-        "libc_ver": list(libc),
+        "system": system,
+        "release": release,
+        "platform_version": version,
+        "mac_ver": mac_ver,
+        "win32_ver": win32_ver,
+        "libc_ver": list(_libc_ver()),
         "sys_path": import_path(),
         "prefix": sys.prefix,
         "base_prefix": sys.base_prefix,
@@ -265,21 +297,18 @@ def most_specific_tags() -> list[str]:
     ``cp314-cp314t-*`` for a free-threaded build) over every platform tag it accepts.
     """
     if sys.platform.startswith("linux") and sys.maxsize > 2**32:
-        import platform
-
-        libc, version = platform.libc_ver()
+        libc, version = _libc_ver()
         if libc == "glibc" and sys.implementation.name == "cpython":
             # The same list packaging.tags.sys_tags() gives for this ABI, without importing it
             # (and logging, and 64 failed `import _manylinux` probes): ~15 ms of start-up.
             from setup_env.tags import derive_tags
 
-            free = bool(sysconfig_var("Py_GIL_DISABLED"))
             return derive_tags(
-                platform.python_version(),
+                _python_version(),
                 "cpython",
-                free,
+                _free_threaded(),
                 "Linux",
-                platform.machine(),
+                os.uname().machine,
                 "glibc",
                 version,
             )
