@@ -217,3 +217,27 @@ def test_detect_shows_the_jetpack() -> None:
     assert res.returncode == 0, res.stderr
     assert "L4T 36.4.3, JetPack 6.2, CUDA 12.6" in res.stdout
     assert "NVIDIA driver ?" not in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "python"),
+    [
+        (["--gpu", "Jetson AGX Orin"], "3.10"),
+        (["--gpu", "Jetson AGX Orin", "--jetpack", "5.1.2"], "3.8"),
+        (["--gpu", "Jetson AGX Thor"], "3.12"),
+    ],
+)
+def test_jetson_what_if_without_os_is_the_jetpacks_machine(argv: list[str], python: str) -> None:
+    """Without --os a --gpu describes this machine; a Jetson is aarch64 Linux with JetPack's
+    Python whatever machine runs the command."""
+    res = subprocess.run(
+        [sys.executable, "-m", "setup_env", "plan", *argv, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    text = json.dumps(doc)
+    assert '"aarch64"' in text and f"Python {python}" in text
+    assert "install the nvidia driver" not in text.lower()
