@@ -81,8 +81,13 @@ def text(report: CheckReport, style: Style, verbose: int = 0) -> str:
     out = [head]
     out += [f"  {k:<9} {v}" for k, v in machine_lines(report.facts, report.plan)]
     arches = report.arches
-    if arches is not None and (arches.arches or arches.error):
-        read = " ".join(arches.arches) if arches.arches else f"unknown ({arches.error})"
+    if arches is not None:
+        if arches.arches:
+            read = " ".join(arches.arches)
+        elif arches.error:
+            read = f"unknown ({arches.error})"
+        else:
+            read = "none: no CUDA kernels in torch/lib"
         out.append(f"  {'arches':<9} {read}")
     verify = report.verify
     if verify is not None:

@@ -278,3 +278,13 @@ def test_text_report_rows_and_verdict(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "1x NVIDIA H100 80GB HBM3" in out
     assert "590.48.01" in out and "580.82.09" in out
     assert out.rstrip().splitlines()[-1].startswith("FLEET NEEDS ATTENTION: 3 nodes")
+
+
+def test_two_documents_from_one_host_keep_their_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = as_node(replay(capsys, "ubuntu-h100-590"), "gpu-01")
+    for name in ("first.json", "rerun.json"):
+        (tmp_path / name).write_text(json.dumps(doc))
+    nodes, _bad = model.load([str(tmp_path)])
+    assert sorted(n.name for n in nodes) == ["gpu-01 (first.json)", "gpu-01 (rerun.json)"]

@@ -169,15 +169,30 @@ def load(paths: Sequence[str]) -> tuple[list[Node], list[BadDocument]]:
     nodes: list[Node] = []
     for path in files:
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read(MAX_DOCUMENT + 1)
-            if len(text) > MAX_DOCUMENT:
+            with open(path, "rb") as f:
+                # Size first: read(MAX) would allocate MAX bytes for every small file.
+                if os.fstat(f.fileno()).st_size > MAX_DOCUMENT:
+                    raise ValueError("too large for a check document")
+                data = f.read(MAX_DOCUMENT + 1)
+            if len(data) > MAX_DOCUMENT:  # grew while read (a file still being written)
                 raise ValueError("too large for a check document")
-            nodes.append(node_from_document(json.loads(text), path))
+            nodes.append(node_from_document(json.loads(data.decode("utf-8")), path))
         except (OSError, UnicodeDecodeError) as exc:
             bad.append(BadDocument(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             bad.append(BadDocument(path, str(exc).splitlines()[0][:200]))
         except RecursionError:
             bad.append(BadDocument(path, "nested too deeply to be a check document"))
-    return nodes, bad
+    return _unique(nodes), bad
+
+
+def _unique(nodes: list[Node]) -> list[Node]:
+    """Two documents from one host (a rerun, two jobs): each keeps its row, named by its file."""
+    from collections import Counter
+    from dataclasses import replace
+
+    seen = Counter(n.name for n in nodes)
+    return [
+        replace(n, name=f"{n.name} ({os.path.basename(n.path)})") if seen[n.name] > 1 else n
+        for n in nodes
+    ]
