@@ -107,20 +107,31 @@ def plan(
     newest = [j for j in cat.jetpacks if j.supports(cc)]
     if row is None or (cc and not row.supports(cc)):
         sm = f"sm_{cc.replace('.', '')}" if cc else "its GPU"
-        if row is not None:
-            why = (
-                f"JetPack {row.jetpack} (L4T {row.l4t}) is for "
-                f"{', '.join('sm_' + m.replace('.', '') for m in row.modules)}, not {module} ({sm})"
-            )
-        else:
-            why = f"L4T/JetPack {info.l4t or info.jetpack or '?'} is not in the JetPack table"
         upgrade = newest[-1] if newest else None
-        fixes = (
+        fixes: tuple[Fix, ...] = (
             (Fix(1, "upgrade-jetpack", f"flash JetPack {upgrade.jetpack} (L4T {upgrade.l4t}), "
                  f"the newest in the table for {module}"),)
             if upgrade is not None
             else ()
         )  # fmt: skip
+        if row is not None:
+            why = (
+                f"JetPack {row.jetpack} (L4T {row.l4t}) is for "
+                f"{', '.join('sm_' + m.replace('.', '') for m in row.modules)}, not {module} ({sm})"
+            )
+        elif not (info.l4t or info.jetpack or cc):
+            # A pasted report naming neither the module nor the L4T release: NVIDIA's wheel is
+            # per JetPack (5.0, 5.1 and 5.1.2 all ship CUDA 11.4), so no command is guessed.
+            why = (
+                "a Jetson, but its JetPack release and module are unknown (no L4T release, no "
+                "GPU name): NVIDIA's torch wheel is built per JetPack"
+            )
+            fixes = (
+                Fix(1, "describe-jetpack", "run `setup-env plan` on the Jetson itself (it reads "
+                    "/etc/nv_tegra_release), or pass --gpu \"Jetson AGX Orin\" --jetpack X.Y"),
+            )  # fmt: skip
+        else:
+            why = f"L4T/JetPack {info.l4t or info.jetpack or '?'} is not in the JetPack table"
         return Plan(
             status="none",
             reasons=(why,),
