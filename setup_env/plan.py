@@ -1821,20 +1821,28 @@ def _spec_jetson(jetpack: str | None, model: object, os_name: str, arch: str) ->
 
 def facts_summary(facts: Facts) -> dict[str, object]:
     """The parts of the facts the plan used, for the JSON output."""
-    from setup_env.resolve import compute_capability
+    from setup_env.resolve import resolve_gpu
 
     nv = facts.nvidia
     gpus_ = []
     for g in facts.gpus:
-        cc = compute_capability(g) if g.vendor == "nvidia" else g.compute_capability
+        r = resolve_gpu(g)  # what the GPU knowledge base adds, each field with its source
+        w = r.window
         gpus_.append(
             {
                 "index": g.index,
                 "name": g.name,
                 "vendor": g.vendor,
-                "compute_capability": cc,
-                "gfx_arch": g.gfx_arch,
+                "compute_capability": r.compute_capability if g.vendor == "nvidia" else None,
+                "gfx_arch": r.gfx,
                 "mig_mode": g.mig_mode,
+                "catalogue_match": r.match,
+                "driver_window": (
+                    {"first_branch": w.first_branch, "last_branch": w.last_branch}
+                    if w is not None
+                    else None
+                ),
+                "sources": dict(r.sources),
             }
         )
     return {
