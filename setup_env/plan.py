@@ -1694,6 +1694,8 @@ def spec_facts(
     jetson_model = next(
         (f.nvidia for f in named if f.nvidia is not None and f.nvidia.segment == "embedded"), None
     )
+    if jetson_model is not None and os.lower() not in ("linux", "macos", "darwin", "mac", "osx"):
+        raise PlanError(f"--gpu {jetson_model.name!r}: a Jetson runs Linux (L4T): use --os linux")
     if arch is None and jetson_model is not None:
         arch = "aarch64"  # a Jetson is an aarch64 machine
     os_name = {"darwin": "macos", "mac": "macos", "osx": "macos", "win": "windows"}.get(

@@ -145,11 +145,12 @@ def test_older_jetpack_is_offered_an_upgrade_not_a_driver() -> None:
         ({"gpus": ["RTX 4090"], "jetpack": "6.2"}, "needs --gpu naming a Jetson"),
         ({"gpus": ["Jetson AGX Orin"], "jetpack": "9.9"}, "not in the JetPack table"),
         ({"gpus": ["Jetson AGX Orin"], "jetpack": "6.2; rm -rf /"}, "expected a version"),
+        ({"gpus": ["Jetson AGX Orin"], "os": "windows"}, "a Jetson runs Linux"),
     ],
 )
 def test_bad_jetpack_specs(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(PlanError, match=match):
-        spec_facts(os="linux", **kwargs)  # type: ignore[arg-type]
+        spec_facts(**{"os": "linux", **kwargs})  # type: ignore[arg-type]
 
 
 def test_cli_jetpack_what_if() -> None:
