@@ -184,7 +184,8 @@ def _attached(
     for name in gpu_args:
         key = next((k for k in fam.gpus if _same_model(catalog.gpus[k].name, name)), None)
         if key is None:
-            raise CloudPlanError(f"--gpu {name!r}: {fam.provider} {fam.family} takes {names}")
+            shown = name if len(name) <= 60 else name[:57] + "..."
+            raise CloudPlanError(f"--gpu {shown!r}: {fam.provider} {fam.family} takes {names}")
         keys.append(key)
     if len(set(keys)) > 1:
         raise CloudPlanError("--gpu: the GPUs attached to one VM are all of one model")

@@ -74,8 +74,7 @@ def _row(info: JetsonInfo, cat: catalogue.Catalogue) -> tuple[Optional[catalogue
         if row is not None:
             return row, ""
     cc = info.compute_capability or ""
-    # The module unknown (a report without its GPU line): every JetPack is a candidate.
-    rows = [j for j in cat.jetpacks if j.supports(cc)] if cc else list(cat.jetpacks)
+    rows = [j for j in cat.jetpacks if j.supports(cc)]
     if not rows:
         return None, ""
     by_cuda = [j for j in rows if info.cuda and j.cuda == info.cuda]
@@ -110,20 +109,31 @@ def plan(
     newest = [j for j in cat.jetpacks if j.supports(cc)]
     if row is None or (cc and not row.supports(cc)):
         sm = sm_of(cc, "its GPU")
-        if row is not None:
-            why = (
-                f"JetPack {row.jetpack} (L4T {row.l4t}) is for "
-                f"{', '.join('sm_' + m.replace('.', '') for m in row.modules)}, not {module} ({sm})"
-            )
-        else:
-            why = f"L4T/JetPack {info.l4t or info.jetpack or '?'} is not in the JetPack table"
         upgrade = newest[-1] if newest else None
-        fixes = (
+        fixes: tuple[Fix, ...] = (
             (Fix(1, "upgrade-jetpack", f"flash JetPack {upgrade.jetpack} (L4T {upgrade.l4t}), "
                  f"the newest in the table for {module}"),)
             if upgrade is not None
             else ()
         )  # fmt: skip
+        if row is not None:
+            why = (
+                f"JetPack {row.jetpack} (L4T {row.l4t}) is for "
+                f"{', '.join('sm_' + m.replace('.', '') for m in row.modules)}, not {module} ({sm})"
+            )
+        elif not (info.l4t or info.jetpack or cc):
+            # A pasted report naming neither the module nor the L4T release: NVIDIA's wheel is
+            # per JetPack (5.0, 5.1 and 5.1.2 all ship CUDA 11.4), so no command is guessed.
+            why = (
+                "a Jetson, but its JetPack release and module are unknown (no L4T release, no "
+                "GPU name): NVIDIA's torch wheel is built per JetPack"
+            )
+            fixes = (
+                Fix(1, "describe-jetpack", "run `setup-env plan` on the Jetson itself (it reads "
+                    "/etc/nv_tegra_release), or pass --gpu \"Jetson AGX Orin\" --jetpack X.Y"),
+            )  # fmt: skip
+        else:
+            why = f"L4T/JetPack {info.l4t or info.jetpack or '?'} is not in the JetPack table"
         return Plan(
             status="none",
             reasons=(why,),

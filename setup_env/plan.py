@@ -1783,6 +1783,8 @@ def spec_facts(
     jetson_model = next(
         (f.nvidia for f in named if f.nvidia is not None and f.nvidia.segment == "embedded"), None
     )
+    if jetson_model is not None and os.lower() not in ("linux", "macos", "darwin", "mac", "osx"):
+        raise PlanError(f"--gpu {jetson_model.name!r}: a Jetson runs Linux (L4T): use --os linux")
     if arch is None and jetson_model is not None:
         arch = "aarch64"  # a Jetson is an aarch64 machine
     os_name = {"darwin": "macos", "mac": "macos", "osx": "macos", "win": "windows"}.get(
@@ -1914,20 +1916,25 @@ def facts_summary(facts: Facts) -> dict[str, object]:
     nv = facts.nvidia
     gpus_ = []
     for g in facts.gpus:
-        if g.vendor == "nvidia":
-            from setup_env.resolve import compute_capability  # the catalogue: only for a GPU
+        from setup_env.resolve import resolve_gpu  # the catalogue loads only for a GPU
 
-            cc = compute_capability(g)
-        else:
-            cc = g.compute_capability
+        r = resolve_gpu(g)  # what the GPU knowledge base adds, each field with its source
+        w = r.window
         gpus_.append(
             {
                 "index": g.index,
                 "name": g.name,
                 "vendor": g.vendor,
-                "compute_capability": cc,
-                "gfx_arch": g.gfx_arch,
+                "compute_capability": r.compute_capability if g.vendor == "nvidia" else None,
+                "gfx_arch": r.gfx,
                 "mig_mode": g.mig_mode,
+                "catalogue_match": r.match,
+                "driver_window": (
+                    {"first_branch": w.first_branch, "last_branch": w.last_branch}
+                    if w is not None
+                    else None
+                ),
+                "sources": dict(r.sources),
             }
         )
     return {

@@ -91,6 +91,8 @@ def test_gcp_n1_with_an_attached_t4() -> None:
         (("--cloud", "gcp", "--instance-type", "n1-standard-8", "--gpu", "T4", "--gpu", "T4",
           "--gpu", "T4"), "attaches 1, 2, 4"),
         (("--cloud", "aws", "--instance-type", "g5.xlarge", "--gpu", "T4"), "come with"),
+        (("--cloud", "gcp", "--instance-type", "n1-standard-8", "--gpu", "x" * 300),
+         r"^--gpu 'x{57}\.\.\.': gcp n1 takes"),
     ],
 )  # fmt: skip
 def test_attached_gpu_errors(argv: tuple[str, ...], match: str) -> None:

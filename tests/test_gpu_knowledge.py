@@ -230,3 +230,15 @@ def test_doctor_reads_the_error_code_not_the_prose() -> None:
     ):
         facts = Facts(nvidia=NvidiaInfo(**{**base.__dict__, "error_code": code}))
         assert want in {f.code for f in doctor(facts, None, M)}
+
+
+def test_plan_json_shows_what_the_catalogue_added() -> None:
+    from setup_env.plan import facts_summary
+
+    facts = Facts(
+        nvidia=NvidiaInfo(gpus=(Gpu(index=0, name="Tesla P100-PCIE-16GB", source="nvidia-smi -q"),))
+    )
+    g = facts_summary(facts)["gpus"][0]  # type: ignore[index]
+    assert g["compute_capability"] == "6.0" and g["catalogue_match"] == "exact"
+    assert g["sources"]["compute_capability"] == "catalogue"
+    assert g["driver_window"] == {"first_branch": None, "last_branch": 580}

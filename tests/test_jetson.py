@@ -147,11 +147,12 @@ def test_older_jetpack_is_offered_an_upgrade_not_a_driver() -> None:
         ({"gpus": ["RTX 4090"], "jetpack": "6.2"}, "needs --gpu naming a Jetson"),
         ({"gpus": ["Jetson AGX Orin"], "jetpack": "9.9"}, "not in the JetPack table"),
         ({"gpus": ["Jetson AGX Orin"], "jetpack": "6.2; rm -rf /"}, "expected a version"),
+        ({"gpus": ["Jetson AGX Orin"], "os": "windows"}, "a Jetson runs Linux"),
     ],
 )
 def test_bad_jetpack_specs(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(PlanError, match=match):
-        spec_facts(os="linux", **kwargs)  # type: ignore[arg-type]
+        spec_facts(**{"os": "linux", **kwargs})  # type: ignore[arg-type]
 
 
 def test_cli_jetpack_what_if() -> None:
@@ -199,13 +200,16 @@ def test_doctor_on_a_jetson() -> None:
 
 
 def test_a_report_without_a_gpu_line_is_known_by_its_tegra_kernel() -> None:
+    """No GPU name, no L4T release: a Jetson (its -tegra kernel), but NVIDIA's wheel is per
+    JetPack and JetPack 5.0-5.1.2 all ship CUDA 11.4, so no command is guessed; never a driver."""
     from setup_env.collect_env import parse
 
     text = (HERE / "collect_env/jetson-agx-orin-nv23.02.txt").read_text(encoding="utf-8")
     facts = parse(text).facts
     assert facts.os.kernel == "5.10.120-tegra"
     p = make_plan(facts, None, M)
-    assert p.source == "jetson" and p.details.get("jetpack", "").startswith("5.")
+    assert p.status == "none" and p.details.get("route") == "jetson" and not p.command
+    assert p.fixes[0].kind == "describe-jetpack"
     _never_a_driver(p)
 
 
@@ -219,3 +223,27 @@ def test_detect_shows_the_jetpack() -> None:
     assert res.returncode == 0, res.stderr
     assert "L4T 36.4.3, JetPack 6.2, CUDA 12.6" in res.stdout
     assert "NVIDIA driver ?" not in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "python"),
+    [
+        (["--gpu", "Jetson AGX Orin"], "3.10"),
+        (["--gpu", "Jetson AGX Orin", "--jetpack", "5.1.2"], "3.8"),
+        (["--gpu", "Jetson AGX Thor"], "3.12"),
+    ],
+)
+def test_jetson_what_if_without_os_is_the_jetpacks_machine(argv: list[str], python: str) -> None:
+    """Without --os a --gpu describes this machine; a Jetson is aarch64 Linux with JetPack's
+    Python whatever machine runs the command."""
+    res = subprocess.run(
+        [sys.executable, "-m", "setup_env", "plan", *argv, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    text = json.dumps(doc)
+    assert '"aarch64"' in text and f"Python {python}" in text
+    assert "install the nvidia driver" not in text.lower()

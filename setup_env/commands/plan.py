@@ -176,19 +176,57 @@ def _host_spec(args: argparse.Namespace, host: Host) -> None:
 
     os_info, _notes = osinfo.detect(host)
     interp = host.interpreter()
-    args.os = {"darwin": "macos", "windows": "windows"}.get(os_info.family, "linux")
-    machine = interp.get("machine")
-    args.arch = args.arch or (machine if isinstance(machine, str) and machine else None)
+    jetpack = getattr(args, "jetpack", None)
+    if jetpack or _names_a_jetson(getattr(args, "gpu", None) or ()):
+        # `plan --gpu "Jetson AGX Orin"`: a Jetson is an aarch64 Linux machine, whatever runs
+        # this; its OS and Python come from the JetPack, not from this host.
+        from setup_env.gpus import CatalogueError, load
+
+        args.os = "linux"
+        args.arch = args.arch or "aarch64"
+        try:
+            cat = load()
+            row = cat.jetpack(str(jetpack).strip()) if jetpack else None
+            if row is None and not jetpack:  # the JetPack the plan will assume: the newest
+                ccs = _jetson_ccs(getattr(args, "gpu", None) or ())
+                rows = [j for j in cat.jetpacks if any(j.supports(c) for c in ccs)]
+                row = rows[-1] if rows else None
+        except CatalogueError:
+            row = None
+        args.python = args.python or (row.python if row is not None else None)
+        return
     version = interp.get("version")
     m = re.match(r"(3\.\d{1,2})", version) if isinstance(version, str) else None
     if m and not args.python:
         args.python = m.group(1) + ("t" if interp.get("free_threaded") is True else "")
+    args.os = {"darwin": "macos", "windows": "windows"}.get(os_info.family, "linux")
+    machine = interp.get("machine")
+    args.arch = args.arch or (machine if isinstance(machine, str) and machine else None)
     if args.os == "linux" and not args.glibc and re.fullmatch(r"2\.\d{1,2}", os_info.glibc or ""):
         args.glibc = os_info.glibc
     macos = os_info.macos_version or ""
     if args.os == "macos" and not args.macos and re.fullmatch(r"\d{2}(?:\.\d{1,2}){0,2}", macos):
         args.macos = macos
     args.wsl = args.wsl or (os_info.wsl or 0) >= 2
+
+
+def _jetson_ccs(names: object) -> list[str]:
+    """The compute capabilities of the Jetson modules a ``--gpu`` names (catalogue "embedded")."""
+    from setup_env.gpus import CatalogueError, identify
+
+    out: list[str] = []
+    try:
+        for name in names if isinstance(names, (list, tuple)) else ():
+            found = identify(str(name))
+            if found.nvidia is not None and found.nvidia.segment == "embedded":
+                out.append(found.nvidia.compute_capability)
+    except CatalogueError:
+        return []
+    return out
+
+
+def _names_a_jetson(names: object) -> bool:
+    return bool(_jetson_ccs(names))
 
 
 class BadMachine(ValueError):
