@@ -152,15 +152,27 @@ VENV_TOOL="$VENV/bin/setup-env"
 
 UV=$(command -v uv 2>/dev/null || true)
 
-# check_python PATH: sets PY_VERSION; returns 0 usable, 1 not runnable, 2 too old, 3 no venv.
+# check_python PATH: sets PY_VERSION; returns 0 usable, 1 not runnable, 2 too old, 3 no venv,
+# 4 runs but is not a Python.
 check_python() {
 	PY_VERSION=$("$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) ||
 		return 1
+	# It ran: it must also have said X.Y.Z (/bin/true runs, says nothing, and is no Python).
+	case $PY_VERSION in
+	[0-9]*.[0-9]*.[0-9]*) ;;
+	*)
+		PY_VERSION=
+		return 4
+		;;
+	esac
 	major=${PY_VERSION%%.*}
 	rest=${PY_VERSION#*.}
 	minor=${rest%%.*}
 	case $major$minor in
-	*[!0-9]*) return 1 ;;
+	'' | *[!0-9]*)
+		PY_VERSION=
+		return 4
+		;;
 	esac
 	if [ "$major" -lt "$MIN_MAJOR" ] ||
 		{ [ "$major" -eq "$MIN_MAJOR" ] && [ "$minor" -lt "$MIN_MINOR" ]; }; then
@@ -179,6 +191,7 @@ NO_VENV=
 describe_rejection() {
 	case $2 in
 	1) say "rejected $1: it does not run" ;;
+	4) say "rejected $1: it is not a Python (it did not report a version)" ;;
 	2) say "rejected $1: Python $PY_VERSION is too old (3.9 or newer is needed)" ;;
 	3)
 		say "rejected $1: Python $PY_VERSION has no venv module (ensurepip missing)"
@@ -198,7 +211,8 @@ find_python() {
 		check_python "$PYTHON" || status=$?
 		case $status in
 		0) FOUND=$PYTHON ;;
-		1) die 10 "--python $PYTHON does not run: give the path of a Python 3.9 or newer" ;;
+		1) die 10 "--python $(quote "$PYTHON") does not run: give the path of a Python 3.9 or newer" ;;
+		4) die 10 "--python $(quote "$PYTHON") is not a Python (it did not report a version): give the path of a Python 3.9 or newer" ;;
 		2) die 10 "--python $PYTHON is Python $PY_VERSION: 3.9 or newer is needed" ;;
 		3) die 11 "--python $PYTHON (Python $PY_VERSION) has no venv module: $(venv_hint "${PY_VERSION%.*}")" ;;
 		esac
@@ -317,7 +331,7 @@ check_space
 if [ -e "$VENV" ] || [ -L "$VENV" ]; then
 	if [ -f "$VENV/pyvenv.cfg" ]; then
 		if ! "$VENV_PY" -c 'import sys' >/dev/null 2>&1; then
-			die 14 "$VENV is a virtual environment whose Python does not run (was its base Python removed?): remove it (rm -r $VENV) and run install.sh again"
+			die 14 "$VENV is a virtual environment whose Python does not run (was its base Python removed?): remove it (rm -r $(quote "$VENV")) and run install.sh again"
 		fi
 		NEW_VENV=0
 	elif [ -d "$VENV" ] && [ -z "$(ls -A "$VENV")" ]; then
@@ -326,6 +340,21 @@ if [ -e "$VENV" ] || [ -L "$VENV" ]; then
 		die 14 "$VENV exists and is not a virtual environment: choose another --venv DIR"
 	fi
 else
+	# Where the venv would go must be a folder, or nothing yet: not inside a file.
+	parent=$VENV
+	while :; do
+		case $parent in
+		*/*) parent=${parent%/*} ;;
+		*) parent=. ;;
+		esac
+		[ -n "$parent" ] || parent=/
+		if [ -e "$parent" ] || [ "$parent" = . ] || [ "$parent" = / ]; then
+			break
+		fi
+	done
+	if [ ! -d "$parent" ]; then
+		die 14 "--venv $(quote "$VENV"): $parent is not a folder: choose another --venv DIR"
+	fi
 	NEW_VENV=1
 fi
 
@@ -403,5 +432,5 @@ fi
 if [ "$DRY_RUN" = 1 ]; then
 	say "dry run: nothing was changed"
 else
-	say "done: run $VENV_TOOL (or activate the environment: . $VENV/bin/activate)"
+	say "done: run $(quote "$VENV_TOOL") (or activate the environment: . $(quote "$VENV/bin/activate"))"
 fi

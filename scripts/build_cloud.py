@@ -19,7 +19,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from _datafile import write_or_check  # scripts/ is on sys.path when run
 
@@ -33,14 +33,17 @@ RETRIEVED = "2026-12-02"
 #       name status, sources). The name is what NVML (nvidia-smi) or amd-smi reports, so that
 #       the GPU catalogue (setup_env.gpus.lookup) resolves it. cc from NVIDIA's table (S26).
 # "name verified" means the exact string was seen in real nvidia-smi output (source given).
-GPUS: dict[str, tuple[str, str, str, str, float, str, list[str]]] = {
-    "K80": ("Tesla K80", "nvidia", "Kepler", "3.7", 12, "name inferred", ["S26", "S15"]),
-    "M60": ("Tesla M60", "nvidia", "Maxwell", "5.2", 8, "name inferred", ["S26", "S15"]),
+# NVIDIA rows do not type their architecture or compute capability: KB means "from the GPU
+# knowledge base" (setup_env/data/gpus.json, looked up by the name), so the two never disagree.
+KB = ""
+GPUS: dict[str, tuple[str, str, str, str, Optional[float], str, list[str]]] = {
+    "K80": ("Tesla K80", "nvidia", KB, KB, 12, "name inferred", ["S26", "S15"]),
+    "M60": ("Tesla M60", "nvidia", KB, KB, 8, "name inferred", ["S26", "S15"]),
     "P100-PCIE-16GB": (
         "Tesla P100-PCIE-16GB",
         "nvidia",
-        "Pascal",
-        "6.0",
+        KB,
+        KB,
         16,
         "name inferred",
         ["S26", "S8"],
@@ -48,8 +51,8 @@ GPUS: dict[str, tuple[str, str, str, str, float, str, list[str]]] = {
     "V100-SXM2-16GB": (
         "Tesla V100-SXM2-16GB",
         "nvidia",
-        "Volta",
-        "7.0",
+        KB,
+        KB,
         16,
         "name inferred",
         ["S26", "S15"],
@@ -57,8 +60,8 @@ GPUS: dict[str, tuple[str, str, str, str, float, str, list[str]]] = {
     "V100-SXM2-32GB": (
         "Tesla V100-SXM2-32GB",
         "nvidia",
-        "Volta",
-        "7.0",
+        KB,
+        KB,
         32,
         "name inferred",
         ["S26", "S15"],
@@ -66,24 +69,24 @@ GPUS: dict[str, tuple[str, str, str, str, float, str, list[str]]] = {
     "V100-PCIE-16GB": (
         "Tesla V100-PCIE-16GB",
         "nvidia",
-        "Volta",
-        "7.0",
+        KB,
+        KB,
         16,
         "name inferred",
         ["S26", "S8"],
     ),
-    "T4": ("Tesla T4", "nvidia", "Turing", "7.5", 16, "name inferred", ["S26", "S15"]),
+    "T4": ("Tesla T4", "nvidia", KB, KB, 16, "name inferred", ["S26", "S15"]),
     # "NVIDIA T4G" seen in nvidia-smi output of a g5g (public repository, find_string id
     # 41797438641); cc: same silicon as T4 (inferred).
-    "T4G": ("NVIDIA T4G", "nvidia", "Turing", "7.5", 16, "name verified", ["S15", "S27"]),
+    "T4G": ("NVIDIA T4G", "nvidia", KB, KB, 16, "name verified", ["S15", "S27"]),
     # "NVIDIA A10G" seen in many nvidia-smi outputs of g5 instances (bus 00:1E.0).
-    "A10G": ("NVIDIA A10G", "nvidia", "Ampere", "8.6", 24, "name verified; cc inferred", ["S15"]),
-    "A10": ("NVIDIA A10", "nvidia", "Ampere", "8.6", 24, "name inferred", ["S26", "S8"]),
+    "A10G": ("NVIDIA A10G", "nvidia", KB, KB, 24, "name verified; cc inferred", ["S15"]),
+    "A10": ("NVIDIA A10", "nvidia", KB, KB, 24, "name inferred", ["S26", "S8"]),
     "A100-SXM4-40GB": (
         "NVIDIA A100-SXM4-40GB",
         "nvidia",
-        "Ampere",
-        "8.0",
+        KB,
+        KB,
         40,
         "name inferred",
         ["S8", "S9"],
@@ -91,8 +94,8 @@ GPUS: dict[str, tuple[str, str, str, str, float, str, list[str]]] = {
     "A100-SXM4-80GB": (
         "NVIDIA A100-SXM4-80GB",
         "nvidia",
-        "Ampere",
-        "8.0",
+        KB,
+        KB,
         80,
         "name inferred",
         ["S8", "S9"],
@@ -100,35 +103,35 @@ GPUS: dict[str, tuple[str, str, str, str, float, str, list[str]]] = {
     "A100-PCIE-80GB": (
         "NVIDIA A100 80GB PCIe",
         "nvidia",
-        "Ampere",
-        "8.0",
+        KB,
+        KB,
         80,
         "name inferred",
         ["S30", "S8"],
     ),
-    "A6000": ("NVIDIA RTX A6000", "nvidia", "Ampere", "8.6", 48, "name inferred", ["S26", "S31"]),
-    "L4": ("NVIDIA L4", "nvidia", "Ada Lovelace", "8.9", 24, "name inferred", ["S26", "S8"]),
-    "L40S": ("NVIDIA L40S", "nvidia", "Ada Lovelace", "8.9", 48, "name inferred", ["S26"]),
+    "A6000": ("NVIDIA RTX A6000", "nvidia", KB, KB, 48, "name inferred", ["S26", "S31"]),
+    "L4": ("NVIDIA L4", "nvidia", KB, KB, 24, "name inferred", ["S26", "S8"]),
+    "L40S": ("NVIDIA L40S", "nvidia", KB, KB, 48, "name inferred", ["S26"]),
     "H100-SXM5-80GB": (
         "NVIDIA H100 80GB HBM3",
         "nvidia",
-        "Hopper",
-        "9.0",
+        KB,
+        KB,
         80,
         "name inferred",
         ["S26", "S8"],
     ),
-    "H100-NVL": ("NVIDIA H100 NVL", "nvidia", "Hopper", "9.0", 94, "name inferred", ["S30"]),
-    "H200": ("NVIDIA H200", "nvidia", "Hopper", "9.0", 141, "name inferred", ["S26", "S8"]),
-    "GH200": ("NVIDIA GH200 480GB", "nvidia", "Hopper", "9.0", 96, "name inferred", ["S26", "S8"]),
-    "B200": ("NVIDIA B200", "nvidia", "Blackwell", "10.0", 180, "name inferred", ["S26", "S8"]),
-    "B300": ("NVIDIA B300", "nvidia", "Blackwell", "10.3", 270, "name inferred", ["S26", "S8"]),
-    "GB200": ("NVIDIA GB200", "nvidia", "Blackwell", "10.0", 186, "name inferred", ["S26", "S30"]),
+    "H100-NVL": ("NVIDIA H100 NVL", "nvidia", KB, KB, 94, "name inferred", ["S30"]),
+    "H200": ("NVIDIA H200", "nvidia", KB, KB, 141, "name inferred", ["S26", "S8"]),
+    "GH200": ("NVIDIA GH200 480GB", "nvidia", KB, KB, 96, "name inferred", ["S26", "S8"]),
+    "B200": ("NVIDIA B200", "nvidia", KB, KB, 180, "name inferred", ["S26", "S8"]),
+    "B300": ("NVIDIA B300", "nvidia", KB, KB, 270, "name inferred", ["S26", "S8"]),
+    "GB200": ("NVIDIA GB200", "nvidia", KB, KB, 186, "name inferred", ["S26", "S30"]),
     "RTX-PRO-6000-BSE": (
         "NVIDIA RTX PRO 6000 Blackwell Server Edition",
         "nvidia",
-        "Blackwell",
-        "12.0",
+        KB,
+        KB,
         96,
         "name inferred",
         ["S26", "S8"],
@@ -137,14 +140,14 @@ GPUS: dict[str, tuple[str, str, str, str, float, str, list[str]]] = {
     "RTX-PRO-4500-BSE": (
         "NVIDIA RTX PRO 4500 Blackwell Server Edition",
         "nvidia",
-        "Blackwell",
-        "12.0",
+        KB,
+        KB,
         32,
         "name inferred",
         ["S26", "S40"],
     ),
-    "GB300": ("NVIDIA GB300", "nvidia", "Blackwell", "10.3", None, "name inferred", ["S26", "S43"]),
-    "P4": ("Tesla P4", "nvidia", "Pascal", "6.1", 8, "name inferred", ["S26", "S28"]),
+    "GB300": ("NVIDIA GB300", "nvidia", KB, KB, None, "name inferred", ["S26", "S43"]),
+    "P4": ("Tesla P4", "nvidia", KB, KB, 8, "name inferred", ["S26", "S28"]),
     "V520": ("Radeon Pro V520", "amd", "RDNA", "gfx1011", 8, "name inferred", ["S27"]),
     "MI300X": (
         "AMD Instinct MI300X",
@@ -1175,7 +1178,26 @@ SOURCES: dict[str, str] = {
 }
 
 
+def _from_knowledge_base(name: str) -> tuple[str, str]:
+    """(architecture, compute capability) of an NVIDIA GPU, from setup_env/data/gpus.json."""
+    sys.path.insert(0, str(ROOT))
+    from setup_env import gpus as kb
+
+    model = kb.lookup(name)
+    if model is None or model.match != "exact":
+        raise SystemExit(f"{name!r} is not a model of setup_env/data/gpus.json (add it there)")
+    return model.architecture, model.compute_capability
+
+
 def build() -> dict[str, Any]:
+    table = {
+        key: (
+            (name, vendor, *_from_knowledge_base(name), *rest)
+            if vendor == "nvidia" and arch == KB and cc == KB
+            else (name, vendor, arch, cc, *rest)
+        )
+        for key, (name, vendor, arch, cc, *rest) in GPUS.items()
+    }
     gpus = {
         key: {
             "name": name,
@@ -1186,7 +1208,7 @@ def build() -> dict[str, Any]:
             "status": status,
             "sources": sources,
         }
-        for key, (name, vendor, arch, cc, mem, status, sources) in GPUS.items()
+        for key, (name, vendor, arch, cc, mem, status, sources) in table.items()
     }
     families = []
     for prov, fam, gpu, sizes, arch, nvswitch, status, sources, driver, note in FAMILIES:

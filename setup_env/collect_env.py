@@ -35,6 +35,7 @@ from setup_env.facts import (
     Facts,
     Gpu,
     InstalledPackage,
+    JetsonInfo,
     Note,
     NvidiaInfo,
     OSInfo,
@@ -459,7 +460,9 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     found: list[tuple[int, TorchMessage]] = []
 
     def add(pos: int, msg: TorchMessage) -> None:
-        if all(m != msg for _, m in found):
+        if msg.library:
+            msg = replace(msg, library=msg.library.rstrip("."))
+        if all(replace(m, text="") != replace(msg, text="") for _, m in found):
             found.append((pos, msg))
 
     def snip(m: re.Match[str]) -> str:
@@ -909,7 +912,9 @@ def _build(
     nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
     from setup_env.resolve import fill
 
-    nv_gpus = [fill(g) for g in nv_gpus]  # the catalogue's compute capability (one resolve step)
+    # What the catalogues know (one resolve step): NVIDIA compute capability, AMD gfx id.
+    nv_gpus = [fill(g) for g in nv_gpus]
+    amd_gpus = [fill(g) for g in amd_gpus]
     driver = _value(fields.get("Nvidia driver version"))
     # torch's messages: the driver's CUDA version, GPUs the GPU list did not show.
     cuda_driver = next((m.cuda_driver for m in messages if m.cuda_driver), None)
@@ -1004,9 +1009,11 @@ def _build(
                 "info",
             )
         )
+    jetson = _jetson_info(os_info, torch_version, nv_gpus, toolkits, notes)
     for m in messages:
         notes.append(Note(f"torch-message-{m.kind}", m.text, WARNING_SOURCE, "info"))
     facts = Facts(
+        jetson=jetson,
         os=os_info,
         python=python,
         cpu=cpu,
@@ -1030,6 +1037,44 @@ def _build(
         warnings=messages,
         libraries=_pip_libraries(lib_lines),
     )
+
+
+def _jetson_info(
+    os_info: OSInfo,
+    torch_version: str,
+    nv_gpus: list[Gpu],
+    toolkits: tuple[CudaToolkit, ...],
+    notes: list[Note],
+) -> Optional[JetsonInfo]:
+    """A Jetson, when the report shows one: the L4T kernel ("5.10.120-tegra"), NVIDIA's Jetson
+    torch build ("+nv23.02"), or the iGPU's name; with the toolkit's CUDA (JetPack's own), which
+    narrows the JetPack."""
+    embedded = [g for g in nv_gpus if _segment(g.name) == "embedded"]
+    if not any(n.code == "jetson" for n in notes) and not embedded:
+        return None
+    sources: dict[str, str] = {}
+    module = embedded[0].name if embedded else None
+    if module:
+        sources["module"] = f"{SOURCE}:GPU models and configuration"
+    cuda = toolkits[0].version if toolkits else None
+    if cuda:
+        sources["cuda"] = f"{SOURCE}:CUDA runtime version (nvcc --version)"
+    return JetsonInfo(
+        module=module,
+        cuda=cuda,
+        compute_capability=embedded[0].compute_capability if embedded else None,
+        sources=sources,
+    )
+
+
+def _segment(name: str) -> Optional[str]:
+    try:
+        from setup_env import gpus as catalogue
+
+        model = catalogue.lookup(name)
+    except (ImportError, KeyError, ValueError, LookupError):
+        return None
+    return getattr(model, "segment", None) if model is not None else None
 
 
 def _missing(fields: dict[str, str], facts: Facts) -> tuple[str, ...]:

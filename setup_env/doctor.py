@@ -728,7 +728,11 @@ def _nvidia_state_findings(facts: Facts) -> list[Finding]:
     out: list[Finding] = []
     nvidia = facts.nvidia
     if nvidia is not None and nvidia.error:
-        mismatch = "mismatch" in nvidia.error.lower()
+        # The probe's code decides (facts written before error_code existed: their prose).
+        code = nvidia.error_code
+        mismatch = code == "driver-library-mismatch" or (
+            code is None and "mismatch" in nvidia.error.lower()
+        )
         out.append(
             Finding(
                 "driver-library-mismatch" if mismatch else "driver-unusable",

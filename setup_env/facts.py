@@ -115,6 +115,9 @@ class NvidiaInfo:
     # The user-space NVML library's version when it differs from the kernel module's (printed by
     # nvidia-smi after "Driver/library version mismatch": "580.178").
     library_version: Optional[str] = None
+    # The code of ``error`` (deciders test this, never the prose): "driver-library-mismatch",
+    # "driver-not-loaded", "no-devices", "no-permission" ... (setup_env.probe.nvidia).
+    error_code: Optional[str] = field(default=None, metadata={"omit_if_none": True})
 
 
 @dataclass(frozen=True)
@@ -261,11 +264,15 @@ class Facts:
         return facts
 
     @classmethod
-    def from_json(cls, text: str) -> Facts:
+    def from_json(cls, text: str | bytes) -> Facts:
+        """A facts document (bytes: UTF-8, or UTF-16 / UTF-8 with a BOM) -> Facts; every
+        problem, from bad JSON to a wrong type deep inside, is a FactsError."""
+        from setup_env.bounded import InputError, parse_json
+
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise FactsError(f"not JSON: {exc}") from exc
+            data = parse_json(text, "the document")
+        except InputError as exc:
+            raise FactsError(str(exc)) from None
         # Accept the CLI's envelope ({"schema": ..., "facts": {...}}) as well as bare facts.
         if isinstance(data, dict) and "facts" in data and isinstance(data["facts"], dict):
             data = data["facts"]
@@ -335,7 +342,7 @@ def from_jsonable(tp: Any, value: Any, where: str) -> Any:
             # Unknown keys are ignored: a newer minor writer may add fields.
         try:
             return tp(**kwargs)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             raise FactsError(f"{where}: {exc}") from exc
     if origin in (tuple, list):
         if not isinstance(value, list):
@@ -354,4 +361,10 @@ def from_jsonable(tp: Any, value: Any, where: str) -> Any:
         raise FactsError(f"{where}: expected {tp.__name__}, got a boolean")
     if isinstance(tp, type) and not isinstance(value, tp):
         raise FactsError(f"{where}: expected {tp.__name__}, got {type(value).__name__}")
+    if isinstance(value, str) and not value.isprintable():
+        # A facts file is input: a newline in a GPU name must not print as a line of its own
+        # (a spoofed `$ curl ... | sh` beside the real command). Shown escaped instead.
+        from setup_env.bounded import one_line
+
+        return one_line(value, limit=len(value) * 6)
     return value

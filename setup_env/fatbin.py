@@ -20,7 +20,7 @@ stream (a ``.so`` inside a wheel, read straight from the zip without extracting 
 without those sections (a Windows DLL, a library that keeps fat binaries in ``.rodata``) is scanned
 for the container magic, each hit validated before it counts.
 
-Nothing here prints; ``setup_env.commands.matrix`` renders the results.
+Nothing here prints; ``setup_env.render_matrix`` renders the results.
 """
 
 from __future__ import annotations

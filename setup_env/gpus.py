@@ -132,6 +132,7 @@ class JetPack:
     sources: tuple[str, ...] = ()
     note: str = ""
     driver: Optional[str] = None  # the driver version its L4T reports (JetPack 7 has nvidia-smi)
+    kernel: Optional[str] = None  # the "-tegra" kernel series its L4T ships: "5.15"
 
     def supports(self, cc: str) -> bool:
         return cc in self.modules
@@ -231,6 +232,12 @@ class Catalogue:
             return exact[-1]
         mm = ".".join(l4t.split(".")[:2])
         rows = [j for j in self.jetpacks if ".".join(j.l4t.split(".")[:2]) == mm]
+        return rows[-1] if rows else None
+
+    def jetpack_for_kernel(self, kernel: str) -> JetPack | None:
+        """The newest JetPack whose L4T ships this ``-tegra`` kernel series (5.15.148-tegra)."""
+        mm = ".".join(kernel.split("-")[0].split(".")[:2])
+        rows = [j for j in self.jetpacks if j.kernel == mm]
         return rows[-1] if rows else None
 
     def names(self) -> list[str]:
@@ -367,11 +374,17 @@ def normalize_cc(text: str) -> str | None:
     return None
 
 
+_PUNCT = re.compile(r"[^a-z0-9.]+")
+_PUNCT_AMD = re.compile(r"[^a-z0-9.+]+")
+_GB = re.compile(r"\b(\d+)\s+(gb|g)\b")
+
+
 def _normalize(name: str) -> str:
     """Lower case, punctuation to spaces, "80 GB" -> "80gb", vendor prefixes dropped."""
     t = name.lower().replace("(r)", " ").replace("(tm)", " ")
-    t = re.sub(r"[^a-z0-9.]+", " ", t)
-    t = re.sub(r"\b(\d+)\s+(gb|g)\b", r"\1gb", t)
+    t = _PUNCT.sub(" ", t)
+    if " g" in t:
+        t = _GB.sub(r"\1gb", t)
     words = [w for w in t.split() if w not in _NOISE]
     while words and words[0] in _PREFIXES:
         words.pop(0)
@@ -380,7 +393,7 @@ def _normalize(name: str) -> str:
 
 def _normalize_amd(name: str) -> str:
     t = name.lower().replace("(tm)", " ").replace("(r)", " ")
-    t = re.sub(r"[^a-z0-9.+]+", " ", t)
+    t = _PUNCT_AMD.sub(" ", t)
     words = [w for w in t.split() if w not in ("amd", "graphics", "gpu")]
     return " ".join(words)
 
@@ -520,6 +533,7 @@ def _parse_extras(doc: Mapping[str, Any], sources: Mapping[str, str]) -> dict[st
                 sources=_src_ids(row, sources, where),
                 note=row.get("note") or "",
                 driver=_opt_str(row, "driver", where),
+                kernel=_opt_str(row, "kernel", where),
             )
         )
     return {

@@ -22,7 +22,8 @@ Everything read is validated before it is kept: wheel filenames by
 data (release version ``X.Y.Z``, interpreter and platform tags, variant names), links must be
 ``http(s)`` or relative, answers have a size limit, a content type, and a deadline. A file that
 fails is *rejected* (counted, with the reason), never kept, so nothing an index says can reach a
-printed install command. ``requests`` is imported only when something is fetched.
+printed install command. The HTTP client is ``setup_env.bounded.http_request`` (``http.client``,
+one deadline for the whole exchange).
 
 Nothing here prints: progress goes through a callback the CLI layer passes in.
 """
@@ -30,11 +31,10 @@ Nothing here prints: progress goes through a callback the CLI layer passes in.
 from __future__ import annotations
 
 import html.parser
-import json
 import re
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -237,10 +237,12 @@ def parse_pep691(
     data: bytes | str, project: str, url: str = "", *, allow_prerelease: bool = False
 ) -> Listing:
     """A PEP 691 JSON project page -> Listing; a malformed document raises IndexFetchError."""
+    from setup_env import bounded
+
     try:
-        doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise IndexFetchError(url, "invalid", f"not JSON ({exc})") from None
+        doc = bounded.parse_json(data, "the answer")
+    except bounded.InputError as exc:
+        raise IndexFetchError(url, "invalid", str(exc)) from None
     if not isinstance(doc, dict):
         raise IndexFetchError(url, "invalid", "not a PEP 691 project page (not an object)")
     meta = doc.get("meta")
@@ -357,7 +359,13 @@ class Answer:
 
 
 class Fetcher:
-    """GET with a deadline, a size limit and redirect rules; every failure is an IndexFetchError."""
+    """GET with one deadline, a size limit and redirect rules; every failure is an
+    IndexFetchError.
+
+    The deadline (``timeout``) covers the whole exchange, redirects included: connecting, the
+    headers and the body. Every socket read gets only what is left of it, so a server that
+    drips its headers one byte at a time is cut off at the deadline like one that is silent.
+    Proxies come from the environment (``https_proxy``, ``no_proxy``), as pip takes them."""
 
     def __init__(
         self,
@@ -365,110 +373,55 @@ class Fetcher:
         max_bytes: int = MAX_BYTES,
         user_agent: str = "setup-env",
     ) -> None:
-        import requests
-
         self.timeout = timeout
         self.max_bytes = max_bytes
-        self.session = requests.Session()
-        self.session.max_redirects = MAX_REDIRECTS
-        self.session.trust_env = True  # proxies from the environment, as pip does
-        self.session.headers["User-Agent"] = user_agent
+        self.user_agent = user_agent
 
     def close(self) -> None:
-        self.session.close()
+        pass  # one connection per request, closed when it is done
 
     def get(self, url: str, accept: str = ACCEPT) -> Answer:
-        import requests
+        from setup_env import bounded
 
         start = time.monotonic()
         if not _safe_link(url) or not urllib.parse.urlsplit(url).scheme:
             raise IndexFetchError(url, "invalid", "only http:// and https:// URLs can be fetched")
-        try:
-            resp = self.session.get(
-                url, headers={"Accept": accept}, timeout=self.timeout, stream=True
-            )
-        except requests.exceptions.Timeout:
-            raise IndexFetchError(url, "timeout", f"no answer within {self.timeout:g} s") from None
-        except requests.exceptions.TooManyRedirects:
-            raise IndexFetchError(url, "http", f"more than {MAX_REDIRECTS} redirects") from None
-        except requests.exceptions.ConnectionError as exc:
-            raise IndexFetchError(url, "unreachable", _short(exc)) from None
-        except requests.exceptions.RequestException as exc:
-            raise IndexFetchError(url, "invalid", _short(exc)) from None
-        with resp:
-            for hop in [*resp.history, resp]:
-                if urllib.parse.urlsplit(hop.url).scheme not in ("http", "https"):
-                    raise IndexFetchError(url, "invalid", f"redirected to {hop.url!r:.80}")
-            if url.startswith("https:") and resp.url.startswith("http:"):
-                raise IndexFetchError(url, "invalid", "redirected from https to plain http")
-            if resp.status_code != 200:
-                raise IndexFetchError(
-                    url, "http", f"HTTP {resp.status_code} {resp.reason or ''}".strip()
-                )
-            declared = resp.headers.get("Content-Length")
-            if declared and declared.isdigit() and int(declared) > self.max_bytes:
-                raise IndexFetchError(
-                    url, "too-large", f"answer of {int(declared)} bytes exceeds {self.max_bytes}"
-                )
-            chunks: list[bytes] = []
-            total = 0
+        deadline = bounded.Deadline(self.timeout)
+        headers = {"Accept": accept, "User-Agent": self.user_agent}
+        current = url
+        for _hop in range(MAX_REDIRECTS + 1):
             try:
-                for chunk in _chunks(resp):
-                    total += len(chunk)
-                    if total > self.max_bytes:
-                        raise IndexFetchError(
-                            url, "too-large", f"answer exceeds {self.max_bytes} bytes"
-                        )
-                    if time.monotonic() - start > self.timeout:
-                        raise IndexFetchError(
-                            url, "timeout", f"answer not complete within {self.timeout:g} s"
-                        )
-                    chunks.append(chunk)
-            except requests.exceptions.Timeout:
+                resp = bounded.http_request(
+                    current, deadline, headers=headers, max_bytes=self.max_bytes
+                )
+            except bounded.HttpError as exc:
+                raise IndexFetchError(url, _KINDS.get(exc.kind, "invalid"), exc.detail) from None
+            if resp.status in (301, 302, 303, 307, 308) and resp.headers.get("location"):
+                target = urllib.parse.urljoin(current, resp.headers["location"].strip())
+                if urllib.parse.urlsplit(target).scheme not in ("http", "https"):
+                    raise IndexFetchError(
+                        url, "invalid", f"redirected to {bounded.one_line(target, 80)!r}"
+                    )
+                if current.startswith("https:") and target.startswith("http:"):
+                    raise IndexFetchError(url, "invalid", "redirected from https to plain http")
+                current = target
+                continue
+            if resp.status != 200:
                 raise IndexFetchError(
-                    url, "timeout", f"answer stalled for {self.timeout:g} s"
-                ) from None
-            except requests.exceptions.RequestException as exc:
-                raise IndexFetchError(url, "invalid", f"answer broke off ({_short(exc)})") from None
-            ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
-            return Answer(
-                resp.url, resp.status_code, ctype, b"".join(chunks), time.monotonic() - start
-            )
+                    url, "http", f"HTTP {resp.status} {bounded.one_line(resp.reason, 60)}".strip()
+                )
+            ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+            return Answer(current, resp.status, ctype, resp.body, time.monotonic() - start)
+        raise IndexFetchError(url, "http", f"more than {MAX_REDIRECTS} redirects")
 
 
-def _chunks(resp: Any) -> Iterator[bytes]:
-    """Body chunks as they arrive (so a server trickling bytes meets the deadline check).
-
-    urllib3 2 has ``read1`` (returns what is there, decoded); with urllib3 1.26 small chunks.
-    """
-    raw = resp.raw
-    if hasattr(raw, "read1"):
-        while True:
-            data = raw.read1(65536, decode_content=True)
-            if not data:
-                return
-            yield data
-    else:  # pragma: no cover - urllib3 1.26
-        yield from resp.iter_content(chunk_size=4096)
-
-
-def _short(exc: BaseException) -> str:
-    """A one-line reason from a requests/urllib3 exception chain."""
-    text = str(exc)
-    low = text.lower()
-    for marker, reason in (
-        ("failed to resolve", "DNS lookup failed"),
-        ("name or service not known", "DNS lookup failed"),
-        ("temporary failure in name resolution", "DNS lookup failed"),
-        ("connection refused", "connection refused"),
-        ("connection reset", "connection reset"),
-        ("remote end closed", "connection closed by the server"),
-        ("certificate verify failed", "TLS certificate not trusted"),
-        ("timed out", "timed out"),
-    ):
-        if marker in low:
-            return reason
-    return text.splitlines()[0][:160] if text else type(exc).__name__
+# bounded.HttpError kinds -> IndexFetchError kinds
+_KINDS = {
+    "unreachable": "unreachable",
+    "timeout": "timeout",
+    "too-large": "too-large",
+    "broken": "invalid",
+}
 
 
 def read_answer(answer: Answer, project: str, *, allow_prerelease: bool = False) -> Listing:

@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
+from setup_env import bounded
 from setup_env.facts import Facts
 from setup_env.plan import Plan
 from setup_env.probe.host import LiveHost
@@ -48,6 +49,7 @@ DEFAULT_PYPI = "https://pypi.org/simple"
 PROBE_TIMEOUT = 5.0
 INSTALL_TIMEOUT = 3 * 3600.0  # CUDA wheels are GBs: a slow link takes long; a hung one is killed
 TAIL_BYTES = 64 * 1024
+CHILD_OUTPUT = 1 << 20  # an interpreter describing itself, pip --version: a few KiB
 
 # --- validation: every value that reaches an argv or a printed command --------------------------
 
@@ -100,12 +102,20 @@ def check_url(url: str, what: str = "--index-url") -> str:
         netloc_host = netloc_host.split(":")[0]
     if not _HOST.match(netloc_host):
         raise InstallError(f"{what}: not a valid host in {url!r}")
+    if has_dot_segments(parts.path):
+        raise InstallError(f"{what}: '.' or '..' path segments are not allowed in {url!r}")
     try:
         port = parts.port
     except ValueError:
         raise InstallError(f"{what}: bad port in {url!r}") from None
     del port
     return text
+
+
+def has_dot_segments(path: str) -> bool:
+    """``/whl/../../x``, ``/%2e%2e/x``, ``/./whl``: a path that climbs out of where it says."""
+    segments = urllib.parse.unquote(path).replace("\\", "/").split("/")
+    return any(seg in (".", "..") for seg in segments)
 
 
 def check_requirement(text: str) -> str:
@@ -135,13 +145,19 @@ def venv_python(venv: str) -> str:
 
 def resolve_python(python: Optional[str], venv: Optional[str]) -> str:
     """``--python PATH`` / ``--venv DIR`` / this interpreter, as an absolute path that exists."""
-    if python and venv:
+    if python is not None and venv is not None:
         raise InstallError("--python and --venv name the same thing: give one of them")
+    # An empty value is a mistake (an unset shell variable), not "this interpreter".
+    if venv is not None and not venv.strip():
+        raise InstallError("--venv: an empty path names no virtual environment")
+    if python is not None and not python.strip():
+        raise InstallError("--python: an empty path names no interpreter")
     if venv:
         root = os.path.abspath(os.path.expanduser(venv))
         if not os.path.isdir(root):
             raise InstallError(
-                f"--venv: no virtual environment at {root} (create one: python3 -m venv {root})"
+                f"--venv: no virtual environment at {root} "
+                f"(create one: python3 -m venv {shlex.quote(root)})"
             )
         path = venv_python(root)
         if not os.path.isfile(path):
@@ -193,13 +209,13 @@ def interpreter_record(python: str, timeout: float = 30.0) -> dict[str, Any]:
 
     argv = [python, "-c", _RECORD_SCRIPT, _PKG_PARENT, _packaging_parent()]
     try:
-        proc = subprocess.run(
-            argv, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise InstallError(f"{python} did not answer within {timeout:g} s", 3) from None
-    except OSError as exc:
-        raise InstallError(f"cannot run {python}: {exc.strerror or exc}", 3) from None
+        proc = bounded.run(argv, timeout, CHILD_OUTPUT)
+    except (OSError, ValueError) as exc:
+        raise InstallError(
+            f"cannot run {python}: {getattr(exc, 'strerror', None) or exc}", 3
+        ) from None
+    if proc.timed_out:
+        raise InstallError(f"{python} did not answer within {timeout:g} s", 3)
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         version = _python_version(python)
@@ -221,16 +237,12 @@ def interpreter_record(python: str, timeout: float = 30.0) -> dict[str, Any]:
 
 def _python_version(python: str) -> Optional[tuple[int, int]]:
     try:
-        proc = subprocess.run(
-            [python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
-            capture_output=True,
-            timeout=15,
-            stdin=subprocess.DEVNULL,
-            check=False,
+        proc = bounded.run(
+            [python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"], 15, 4096
         )
         major, minor = proc.stdout.decode().split()
         return int(major), int(minor)
-    except (OSError, subprocess.TimeoutExpired, ValueError):
+    except (OSError, ValueError):
         return None
 
 
@@ -249,14 +261,8 @@ class TargetHost(LiveHost):
 
 def has_pip(python: str, timeout: float = 60.0) -> bool:
     try:
-        proc = subprocess.run(
-            [python, "-m", "pip", "--version"],
-            capture_output=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        proc = bounded.run([python, "-m", "pip", "--version"], timeout, CHILD_OUTPUT)
+    except (OSError, ValueError):
         return False
     return proc.returncode == 0
 
@@ -670,17 +676,11 @@ def torch_imports(python: str, timeout: float = 180.0) -> tuple[bool, str]:
     """(True, version) when ``import torch`` succeeds in that interpreter, else (False, why).
     A cold first import of a CUDA build on a network filesystem takes tens of seconds."""
     try:
-        proc = subprocess.run(
-            [python, "-c", _IMPORT_CHECK],
-            capture_output=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+        proc = bounded.run([python, "-c", _IMPORT_CHECK], timeout, CHILD_OUTPUT)
+    except (OSError, ValueError) as exc:
+        return False, getattr(exc, "strerror", None) or str(exc)
+    if proc.timed_out:
         return False, f"import torch did not finish within {timeout:g} s"
-    except OSError as exc:
-        return False, exc.strerror or str(exc)
     if proc.returncode == 0:
         return True, proc.stdout.decode("utf-8", "replace").strip()
     lines = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]

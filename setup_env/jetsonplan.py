@@ -13,7 +13,9 @@ Pure: facts in, a :class:`setup_env.plan.Plan` out; the JetPack table is ``gpus.
 from __future__ import annotations
 
 import dataclasses
+import re
 import shlex
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
 from setup_env import gpus as catalogue
@@ -33,9 +35,7 @@ def jetson_of(facts: Facts) -> Optional[JetsonInfo]:
     """The Jetson this plan is for: detected, or an embedded GPU named in a spec."""
     if facts.jetson is not None:
         return facts.jetson
-    if facts.nvidia is None:
-        return None
-    for g in facts.nvidia.gpus:
+    for g in facts.nvidia.gpus if facts.nvidia is not None else ():
         model = catalogue.lookup(g.name)
         if model is not None and model.segment == "embedded":
             # A Jetson's CUDA toolkit is JetPack's own (/usr/local/cuda): its version narrows
@@ -46,6 +46,17 @@ def jetson_of(facts: Facts) -> Optional[JetsonInfo]:
                 compute_capability=model.compute_capability,
                 cuda=tk.version if tk is not None else None,
                 sources={"module": g.source or "spec", **({"cuda": tk.source} if tk else {})},
+            )
+    kernel = facts.os.kernel or ""
+    if kernel.endswith("-tegra"):
+        # A report with no GPU line (collect_env "Could not collect"): the L4T kernel says Jetson.
+        row = catalogue.load().jetpack_for_kernel(kernel)
+        if row is not None:
+            return JetsonInfo(
+                jetpack=row.jetpack,
+                l4t=None,
+                cuda=row.cuda,
+                sources={"jetpack": f"kernel {kernel} (JetPack table, newest for that kernel)"},
             )
     return None
 
@@ -255,4 +266,63 @@ def _sbsa(
         warnings=(*warnings, *(w for w in p.warnings if "install one >=" not in w), NEVER_DRIVER),
         fixes=ranked,
         details={**p.details, "route": "jetson", "jetpack": row.jetpack, "l4t": row.l4t},
+    )
+
+
+# --- doctor: what is installed on a Jetson ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JetsonFinding:
+    code: str  # "jetson-nvidia-build" | "jetson-desktop-wheel"
+    severity: str  # "info" | "error"
+    title: str
+    evidence: tuple[str, ...]
+    fix: Optional[str] = None
+
+
+_NV_BUILD = re.compile(r"\.nv(\d{2})\.(\d{2})")
+
+
+def installed_finding(
+    facts: Facts, torch_version: str, variant: Optional[str]
+) -> Optional[JetsonFinding]:
+    """A ``+nvYY.MM`` torch is NVIDIA's Jetson build; a PyPI/PyTorch CUDA wheel on JetPack <= 6 is
+    an SBSA server build that cannot use the Jetson's GPU."""
+    info = jetson_of(facts)
+    if info is None and "tegra" in (facts.os.kernel or ""):
+        info = JetsonInfo(sources={"kernel": facts.os.kernel or ""})  # an L4T kernel, no more
+    if info is None:
+        return None
+    module = info.module or info.model or "this Jetson"
+    m = _NV_BUILD.search(torch_version)
+    if m:
+        return JetsonFinding(
+            "jetson-nvidia-build",
+            "info",
+            f"torch {torch_version} is NVIDIA's Jetson build (NGC/JetPack release "
+            f"{m.group(1)}.{m.group(2)})",
+            (f"{module}: '.nv{m.group(1)}.{m.group(2)}' in the version",),
+        )
+    row, _assumed = _row(info, catalogue.load())
+    if row is not None and row.sbsa and (variant or "").startswith("cu"):
+        return None  # JetPack 7 runs PyTorch's SBSA CUDA 13 wheels
+    where = f"JetPack {row.jetpack} (CUDA {row.cuda})" if row is not None else "this JetPack"
+    fix = (
+        f"install NVIDIA's Jetson build: pip install torch=={row.torch} --index-url {row.index}"
+        if row is not None and row.index and row.torch and "jetson-ai-lab" in row.index
+        else "install NVIDIA's Jetson build of torch for this JetPack (see `setup-env plan`)"
+    )
+    return JetsonFinding(
+        "jetson-desktop-wheel",
+        "error",
+        (
+            f"torch {torch_version} is PyTorch's linux_aarch64 ({variant}) wheel, an SBSA server "
+            f"build: on {where} it finds no usable GPU"
+            if (variant or "").startswith("cu")
+            else f"torch {torch_version} is a desktop (CPU) build: on a Jetson only NVIDIA's "
+            f"JetPack builds use the GPU"
+        ),
+        (f"{module} (sm_{(info.compute_capability or '?').replace('.', '')}) on {where}",),
+        fix,
     )

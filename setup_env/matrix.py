@@ -58,7 +58,6 @@ platform (the captures hold only PyPI), with the platform's glibc floor.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -73,6 +72,7 @@ from setup_env.tags import platform_of_tag
 
 SCHEMA_VERSION = 1
 BUNDLED_PATH = Path(__file__).resolve().parent / "data" / "wheels.json"
+MAX_MATRIX_FILE = 64 << 20  # the bundled matrix is ~0.5 MiB
 ENV_VAR = "SETUP_ENV_MATRIX"
 DEFAULT_INDEX_URL = "https://download.pytorch.org/whl"
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows_x86_64", "macos_arm64", "macos_x86_64")
@@ -641,13 +641,16 @@ def _read(path: Path, origin: str) -> Matrix:
     hit = _CACHE.get(key)
     if hit is not None and hit.origin == origin:
         return hit
+    from setup_env import bounded
+
     try:
-        text = path.read_text(encoding="utf-8")
-        doc = json.loads(text)
-    except OSError as exc:
-        raise MatrixError(f"{path}: cannot read the wheel matrix ({exc.strerror})") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MatrixError(f"{path}: the wheel matrix is not valid JSON ({exc})") from exc
+        doc = bounded.parse_json(bounded.read_file(path, MAX_MATRIX_FILE), "the wheel matrix")
+    except bounded.ReadFailed as exc:
+        raise MatrixError(
+            f"{path}: cannot read the wheel matrix ({exc.detail or exc.kind})"
+        ) from None
+    except bounded.InputError as exc:
+        raise MatrixError(f"{path}: {exc}") from None
     matrix = parse(doc, path=str(path), origin=origin)
     _CACHE[key] = matrix
     return matrix

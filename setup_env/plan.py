@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Optional
@@ -524,6 +525,8 @@ def check_index_url(url: str) -> str:
     m = _URL.match(url.strip())
     if not m:
         raise PlanError(f"--index-url {url!r}: expected a plain http(s) URL like https://host/whl")
+    if any(seg in (".", "..") for seg in urllib.parse.unquote(m.group(3)).split("/")):
+        raise PlanError(f"--index-url {url!r}: '.' and '..' path segments are not allowed")
     return f"{m.group(1)}://{m.group(2)}{m.group(3)}"
 
 

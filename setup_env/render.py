@@ -43,9 +43,13 @@ def envelope(kind: str, payload: Any) -> dict[str, Any]:
 def fail(command: str, code: str, message: str, exit_code: int, as_json: bool) -> int:
     """One failure, reported the same way by every command: with --json an error envelope on
     stdout ({"code", "message"}), always one line on stderr; returns the exit code."""
+    from setup_env.bounded import one_line
+
+    message = one_line(message, 1000)  # it may echo input: one line, control chars escaped
     if as_json:
         print(dumps(envelope("error", {"code": code, "message": message})))
-    print(f"setup-env {command}: {message}", file=sys.stderr)
+    who = f"setup-env {command}" if command else "setup-env"
+    print(f"{who}: {message}", file=sys.stderr)
     return exit_code
 
 

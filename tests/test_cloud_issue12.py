@@ -125,3 +125,12 @@ def test_cli_n1_plus_t4_and_g7() -> None:
         )
         assert res.returncode == 0, res.stderr
         assert "torch" in json.loads(res.stdout)["plan"]["command"]
+
+
+def test_amd_cloud_gpus_agree_with_the_amd_catalogue() -> None:
+    from setup_env import gpus
+
+    for g in CAT.gpus.values():
+        if g.vendor == "amd":
+            model = gpus.load().lookup_amd(g.name)
+            assert model is not None and model.gfx == g.gfx_arch, g.name

@@ -66,7 +66,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "wsl-rocm-rx6800xt.txt": dict(
         family="linux", distro="ubuntu", wsl=2, glibc="2.35", python="3.10.12",
         torch="2.1.2+rocm6.1.3", variant="rocm6.1.3", hip="6.1.40093-bd86f1708", gpus=[],
-        amd=[("AMD Radeon RX 6800 XT", None)], rocm="6.1", cuda_available=True, truncated=True,
+        # gfx1030: the report names no gfx id; the resolve step fills it from the AMD catalogue.
+        amd=[("AMD Radeon RX 6800 XT", "gfx1030")], rocm="6.1", cuda_available=True,
+        truncated=True,
     ),
     "macos13-m2max-torch2.10dev.txt": dict(
         family="darwin", macos="13.7.4", python="3.11.9", machine="arm64",

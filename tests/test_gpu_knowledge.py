@@ -214,3 +214,15 @@ def test_window_and_gfx_rules_beside_the_cuda_rules() -> None:
         "driver-too-old-for-gpu"
     )
     assert rule is gfx_runs_on  # one rule, re-exported by rocmplan
+
+
+def test_doctor_reads_the_error_code_not_the_prose() -> None:
+    from setup_env.doctor import examine as doctor
+
+    base = NvidiaInfo(driver_version="580.95.05", error="NVML said no (reworded by a later probe)")
+    for code, want in (
+        ("driver-library-mismatch", "driver-library-mismatch"),
+        ("driver-not-loaded", "driver-unusable"),
+    ):
+        facts = Facts(nvidia=NvidiaInfo(**{**base.__dict__, "error_code": code}))
+        assert want in {f.code for f in doctor(facts)}

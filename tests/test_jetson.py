@@ -167,3 +167,53 @@ def test_cli_jetpack_what_if() -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+# --- doctor / diagnose ---------------------------------------------------------------------
+
+
+def _with_torch(facts: object, version: str, variant: str) -> object:
+    from dataclasses import replace
+
+    from setup_env.facts import InstalledPackage
+
+    pkg = InstalledPackage(name="torch", version=version, variant=variant)
+    return replace(facts, packages=(pkg,))  # type: ignore[type-var]
+
+
+def test_doctor_on_a_jetson() -> None:
+    from setup_env.doctor import examine
+
+    orin = detect(ReplayHost(HOSTS / "jetson-orin-nx-jp62"))
+    desktop = examine(_with_torch(orin, "2.8.0", "cu128"))  # type: ignore[arg-type]
+    f = next(f for f in desktop if f.code == "jetson-desktop-wheel")
+    assert f.severity == "error" and "jetson-ai-lab" in (f.fix or "")
+    nv = examine(_with_torch(orin, "2.8.0a0+5228986c39.nv25.05", "cu126"))  # type: ignore[arg-type]
+    assert "jetson-nvidia-build" in {f.code for f in nv}
+    assert "jetson-desktop-wheel" not in {f.code for f in nv}
+    thor = detect(ReplayHost(HOSTS / "jetson-agx-thor-jp7"))
+    sbsa = examine(_with_torch(thor, "2.10.0+cu130", "cu130"))  # type: ignore[arg-type]
+    assert "jetson-desktop-wheel" not in {f.code for f in sbsa}
+
+
+def test_a_report_without_a_gpu_line_is_known_by_its_tegra_kernel() -> None:
+    from setup_env.collect_env import parse
+
+    text = (HERE / "collect_env/jetson-agx-orin-nv23.02.txt").read_text(encoding="utf-8")
+    facts = parse(text).facts
+    assert facts.os.kernel == "5.10.120-tegra"
+    p = make_plan(facts, None, M)
+    assert p.source == "jetson" and p.details.get("jetpack", "").startswith("5.")
+    _never_a_driver(p)
+
+
+def test_detect_shows_the_jetpack() -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "setup_env", "detect", "--root", str(HOSTS / "jetson-orin-nx-jp62")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "L4T 36.4.3, JetPack 6.2, CUDA 12.6" in res.stdout
+    assert "NVIDIA driver ?" not in res.stdout

@@ -19,15 +19,15 @@ class SourceError(Exception):
 
 def read_facts_file(path: str) -> Facts:
     """The facts of ``setup-env detect --json`` (envelope or bare) read from ``path``."""
+    from setup_env import bounded
     from setup_env.facts import Facts, FactsError
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(MAX_FACTS_FILE)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+        data = bounded.read_file(path, MAX_FACTS_FILE)
+    except bounded.ReadFailed as exc:
+        raise SourceError(f"cannot read {path}: {exc.detail or exc.kind}") from None
     try:
-        return Facts.from_json(text)
+        return Facts.from_json(data)
     except FactsError as exc:
         raise SourceError(f"{path} is not a facts document: {exc}") from exc
 

@@ -132,13 +132,24 @@ def summary(facts: Facts, style: Style, verbose: int = 0, label: str = "live") -
 
     head("GPUs")
     nv = facts.nvidia
-    if nv is not None:
+    j = facts.jetson
+    if j is not None:
+        # A Jetson: the GPU driver is part of L4T (setup_env.probe.jetson).
+        text = (
+            f"Jetson {j.model or j.module or '?'}: L4T {j.l4t or '?'}, JetPack {j.jetpack or '?'}"
+        )
+        text += f", CUDA {j.cuda or '?'} (the GPU driver comes with L4T)"
+        lines.append(f"  {text}")
+        if verbose and j.sources:
+            lines.append(style("  from " + _sources(j.sources), "dim"))
+    if nv is not None and not (j is not None and nv.driver_version is None):
         driver = f"NVIDIA driver {nv.driver_version or '?'}"
         if nv.cuda_driver_version:
             driver += f"    CUDA (driver supports up to) {nv.cuda_driver_version}"
         if nv.kernel_module:
             driver += f"    {nv.kernel_module} kernel module"
         lines.append(f"  {driver}")
+    if nv is not None:
         if nv.error:
             lines.append("  " + style.severity("error", f"driver unusable: {nv.error}"))
         if verbose and nv.sources:

@@ -66,7 +66,8 @@ _MISSING_WORDS = {
 
 
 def _jetson_plan(plan: Plan) -> bool:
-    return "jetson" in (plan.variant or "") or "jp" in (plan.index_url or "")
+    """A plan from the Jetson planner (setup_env/jetsonplan.py)."""
+    return plan.source == "jetson" or plan.details.get("route") == "jetson"
 
 
 def missing_text(report: Report) -> str:
@@ -124,9 +125,11 @@ def _describe(report: Report) -> list[str]:
     if torch is not None:
         build = torch.variant or ("CUDA " + torch.cuda if torch.cuda else "unknown build")
         lines.append(f"torch      {torch.version} ({build})")
+    elif "torch" in report.missing:
+        lines.append("torch      not in the report")
     else:
-        lines.append("torch      not installed (or not reported)")
-    os_text = f.os.distro_name or f.os.family
+        lines.append("torch      not installed")
+    os_text = f.os.distro_name or (f.os.family if f.os.family != "other" else "not in the report")
     if f.os.macos_version:
         os_text = f"macOS {f.os.macos_version}"
     if f.os.wsl:
@@ -228,6 +231,9 @@ def run(args: argparse.Namespace) -> int:
         )
     know = Knowledge()
     findings = examine(report.facts, plan, knowledge=know)
+    if "torch" in report.missing:
+        # No "PyTorch version" line in the paste is not "torch is not installed".
+        findings = tuple(f for f in findings if f.code != "torch-not-installed")
     findings = causes.rank(
         findings
         + tuple(report_findings(report, findings))

@@ -182,9 +182,11 @@ def run(args: argparse.Namespace) -> int:
         _validate_early(args)
         find_links = [inst.check_dir(d) for d in (args.find_links or [])]
         python = inst.resolve_python(args.python, args.venv)
-    except InstallError as exc:
-        out.error(str(exc))
-        return out.finish(exc.code, "usage", str(exc))
+    except InstallError as exc:  # nothing was done yet: the error envelope, as every command
+        from setup_env import render
+
+        kind = "usage" if exc.code == ExitCode.USAGE else "unexaminable"
+        return render.fail("install", kind, str(exc), exc.code, bool(args.json))
     try:
         return _run(args, out, python, find_links)
     except InstallError as exc:

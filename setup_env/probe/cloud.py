@@ -29,16 +29,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
+from setup_env import bounded
 from setup_env.facts import CloudInfo, Note
 from setup_env.probe.host import Host
-
-if TYPE_CHECKING:
-    import http.client
 
 DMI_DIR = "/sys/class/dmi/id"
 DMI_FIELDS = (
@@ -377,12 +374,7 @@ class _Unreachable(Exception):
     """Nothing answers at that address (connect failed or timed out)."""
 
 
-class _Budget:
-    def __init__(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return self.deadline - time.monotonic()
+_Budget = bounded.Deadline  # one wall-clock budget for every request of a detection
 
 
 @dataclass(frozen=True)
@@ -397,58 +389,35 @@ def _request(
     method: str,
     path: str,
     headers: Mapping[str, str],
-    budget: _Budget,
+    budget: bounded.Deadline,
 ) -> _Response:
-    """One HTTP request straight to ``base`` (no proxy), within what is left of the budget.
+    """One HTTP request straight to ``base`` (no proxy), within what is left of the budget:
+    connect, headers and body together (a server dripping bytes cannot stretch it).
 
     Raises _Unreachable when the connection cannot be made; TimeoutError when the budget runs
-    out; ValueError for an answer over MAX_ANSWER."""
-    import http.client
+    out; ValueError for an answer over MAX_ANSWER or one that is not HTTP."""
     import urllib.parse
 
     parts = urllib.parse.urlsplit(base)
     if parts.scheme != "http" or not parts.hostname:
         raise ValueError(f"unsupported metadata base URL {base!r}")
-    left = budget.left()
-    if left <= 0:
-        raise TimeoutError("budget spent")
-    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=left)
+    budget.require()
     try:
-        try:
-            conn.connect()
-        except OSError as exc:  # refused, unreachable, timed out
-            raise _Unreachable(str(exc)) from exc
-        conn.request(method, path, headers={**headers, "Connection": "close"})
-        _settimeout(conn, budget)
-        resp = conn.getresponse()
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            _settimeout(conn, budget)
-            chunk = resp.read(8192)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > MAX_ANSWER:
-                raise ValueError(f"answer over {MAX_ANSWER} bytes")
-            chunks.append(chunk)
-        return _Response(
-            resp.status, {k.lower(): v for k, v in resp.getheaders()}, b"".join(chunks)
+        resp = bounded.http_request(
+            base.rstrip("/") + path,
+            budget,
+            method=method,
+            headers={**headers, "Connection": "close"},
+            max_bytes=MAX_ANSWER,
+            use_proxy=False,
         )
-    except OSError as exc:  # socket.timeout is an OSError (TimeoutError on 3.10+)
-        raise TimeoutError(str(exc)) from exc
-    except http.client.HTTPException as exc:
-        raise ValueError(f"not an HTTP answer: {exc}") from exc
-    finally:
-        conn.close()
-
-
-def _settimeout(conn: http.client.HTTPConnection, budget: _Budget) -> None:
-    left = budget.left()
-    if left <= 0:
-        raise TimeoutError("budget spent")
-    if conn.sock is not None:
-        conn.sock.settimeout(left)
+    except bounded.HttpError as exc:
+        if exc.kind == "unreachable":
+            raise _Unreachable(exc.detail) from None
+        if exc.kind == "timeout":
+            raise TimeoutError(exc.detail) from None
+        raise ValueError(exc.detail) from None
+    return _Response(resp.status, resp.headers, resp.body)
 
 
 def _ask_aws(base: str, budget: _Budget) -> tuple[MetadataAnswer | None, list[Note]]:
@@ -587,6 +556,10 @@ def query_metadata(
         notes.extend(more)
         if answer is not None:
             notes.extend(answer.notes)
+            if answer.instance_type is None and answer.region is None:
+                # 200 with nothing usable (a captive portal, a stray web server on the
+                # link-local address): not this provider's service.
+                continue
             return provider, answer, notes
     return None, None, notes
 

@@ -15,18 +15,19 @@ Every command runs as an argv list with a timeout, never through a shell.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from setup_env import bounded
+
 ReadError = Literal["missing", "permission-denied", "not-a-file", "too-large", "os-error"]
-RunError = Literal["not-found", "timeout", "permission-denied", "os-error"]
+RunError = Literal["not-found", "timeout", "permission-denied", "too-large", "os-error"]
+RUN_ERRORS: tuple[str, ...] = ("not-found", "timeout", "permission-denied", "too-large", "os-error")
 
 DEFAULT_TIMEOUT = 5.0
 # Present wherever NVML can work on Linux: the driver's procfs and control node (also inside
@@ -39,6 +40,14 @@ NVIDIA_DRIVER_MARKERS = (
 )
 MAX_READ = 4 << 20  # 4 MiB: nothing a probe reads is bigger; a bigger one is garbage
 MAX_OUTPUT = 8 << 20
+MAX_HOST_JSON = 16 << 20  # a real host.json is ~30 KiB
+
+
+def _read_error(exc: bounded.ReadFailed) -> ReadError:
+    kind = exc.kind
+    if kind == "outside":
+        return "permission-denied"
+    return kind
 
 
 @dataclass(frozen=True)
@@ -122,18 +131,9 @@ class LiveHost:
 
     def read(self, path: str, max_bytes: int = MAX_READ) -> Read:
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(max_bytes + 1)
-        except FileNotFoundError:
-            return Read(path, None, "missing")
-        except PermissionError as exc:
-            return Read(path, None, "permission-denied", str(exc))
-        except IsADirectoryError:
-            return Read(path, None, "not-a-file")
-        except OSError as exc:  # EIO on sysfs, ENODEV, ...
-            return Read(path, None, "os-error", str(exc))
-        if len(data) > max_bytes:
-            return Read(path, None, "too-large", f"over {max_bytes} bytes")
+            data = bounded.read_file(path, max_bytes)
+        except bounded.ReadFailed as exc:
+            return Read(path, None, _read_error(exc), exc.detail)
         return Read(path, data.decode("utf-8", errors="replace"))
 
     def read_text(self, path: str) -> str | None:
@@ -159,30 +159,25 @@ class LiveHost:
         return shutil.which(name, path=self._environ.get("PATH"))
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
+        """``argv`` in its own process group, output read as it comes (MAX_OUTPUT per stream),
+        the whole group killed on timeout or on too much output."""
         args = tuple(str(a) for a in argv)
         try:
-            proc = subprocess.run(
-                args,
-                capture_output=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-                env=self._environ,
-                check=False,
-            )
+            ran = bounded.run(args, timeout, MAX_OUTPUT, env=self._environ)
         except FileNotFoundError:
             return CommandResult(args, None, error="not-found")
         except PermissionError as exc:
             return CommandResult(args, None, error="permission-denied", detail=str(exc))
-        except subprocess.TimeoutExpired:
-            return CommandResult(args, None, error="timeout", detail=f"{timeout:g} s")
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ENOEXEC, a NUL in an argument, ...
             return CommandResult(args, None, error="os-error", detail=str(exc))
-        return CommandResult(
-            args,
-            proc.returncode,
-            proc.stdout[:MAX_OUTPUT].decode("utf-8", errors="replace"),
-            proc.stderr[:MAX_OUTPUT].decode("utf-8", errors="replace"),
-        )
+        stdout = ran.stdout.decode("utf-8", errors="replace")
+        stderr = ran.stderr.decode("utf-8", errors="replace")
+        if ran.timed_out:
+            return CommandResult(args, None, stdout, stderr, "timeout", f"{timeout:g} s")
+        if ran.too_much_output:
+            detail = f"more than {MAX_OUTPUT} bytes of output: killed"
+            return CommandResult(args, None, stdout, stderr, "too-large", detail)
+        return CommandResult(args, ran.returncode, stdout, stderr)
 
     def env(self, name: str) -> str | None:
         return self._environ.get(name)
@@ -316,6 +311,157 @@ class _Recorded:
     detail: str = ""
 
 
+_STR_MAPS = ("env", "links")
+_STR_LISTS = ("unreadable", "exists")
+_INTERPRETER_TYPES: dict[str, tuple[type, ...]] = {
+    "version": (str,),
+    "implementation": (str,),
+    "free_threaded": (bool,),
+    "machine": (str,),
+    "is_64bit": (bool,),
+    "executable": (str,),
+    "system": (str,),
+    "release": (str,),
+    "platform_version": (str,),
+    "mac_ver": (str, type(None)),
+    "win32_ver": (str, type(None)),
+    "prefix": (str,),
+    "base_prefix": (str,),
+}
+_INTERPRETER_LISTS = ("libc_ver", "sys_path", "tags")
+_NVML_TYPES: dict[str, tuple[type, ...]] = {
+    "error": (str,),
+    "code": (str,),
+    "nvml_version": (str,),
+    "driver_version": (str,),
+    "cuda_driver_version": (int, type(None)),
+}
+_NVML_GPU_STR = ("name", "pci_bus_id", "uuid")
+_NVML_GPU_INT = (
+    "index",
+    "memory_total",
+    "mig_mode",
+    "persistence_mode",
+    "ecc_uncorrected_volatile",
+    "pcie_gen_current",
+    "pcie_gen_max",
+    "pcie_width_current",
+    "pcie_width_max",
+    "clocks_event_reasons",
+)
+
+
+def _bad(where: str, what: str) -> bounded.InputError:
+    return bounded.InputError(f"{where} {what}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _str_map(doc: Mapping[str, Any], key: str, nullable: bool = False) -> None:
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise _bad(key, "must be an object")
+    for k, v in value.items():
+        if not (isinstance(v, str) or (nullable and v is None)):
+            raise _bad(f"{key}[{bounded.one_line(k, 60)!r}]", "must be a string")
+
+
+def _str_list(value: Any, where: str) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _bad(where, "must be a list of strings")
+
+
+def _check_interpreter(interp: Any) -> None:
+    if not isinstance(interp, dict):
+        raise _bad("interpreter", "must be an object")
+    for key, types in _INTERPRETER_TYPES.items():
+        if key in interp and not isinstance(interp[key], types):
+            raise _bad(f"interpreter.{key}", "has the wrong type")
+    for key in _INTERPRETER_LISTS:
+        if key in interp:
+            _str_list(interp[key], f"interpreter.{key}")
+
+
+def _check_nvml(snap: Any) -> None:
+    if not isinstance(snap, dict):
+        raise _bad("nvml", "must be an object")
+    for key, types in _NVML_TYPES.items():
+        if key in snap and not isinstance(snap[key], types):
+            raise _bad(f"nvml.{key}", "has the wrong type")
+    gpus = snap.get("gpus", [])
+    if not isinstance(gpus, list):
+        raise _bad("nvml.gpus", "must be a list")
+    for i, gpu in enumerate(gpus):
+        where = f"nvml.gpus[{i}]"
+        if not isinstance(gpu, dict):
+            raise _bad(where, "must be an object")
+        for key in _NVML_GPU_STR:
+            if gpu.get(key) is not None and not isinstance(gpu[key], str):
+                raise _bad(f"{where}.{key}", "must be a string")
+        for key in _NVML_GPU_INT:
+            if gpu.get(key) is not None and not _is_int(gpu[key]):
+                raise _bad(f"{where}.{key}", "must be an integer")
+        cc = gpu.get("compute_capability")
+        if cc is not None and not (
+            isinstance(cc, list) and len(cc) == 2 and all(_is_int(v) for v in cc)
+        ):
+            raise _bad(f"{where}.compute_capability", "must be [major, minor]")
+        errors = gpu.get("errors", {})
+        if not isinstance(errors, dict) or not all(isinstance(v, str) for v in errors.values()):
+            raise _bad(f"{where}.errors", "must map fields to messages")
+
+
+def _check_command(item: Any, where: str) -> None:
+    if not isinstance(item, dict):
+        raise _bad(where, "must be an object")
+    argv = item.get("argv")
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise _bad(f"{where}.argv", "must be a non-empty list of strings")
+    for key in ("stdout", "stderr", "detail", "stdout_file"):
+        if key in item and not isinstance(item[key], str):
+            raise _bad(f"{where}.{key}", "must be a string")
+    rc = item.get("returncode", 0)
+    if rc is not None and not _is_int(rc):
+        raise _bad(f"{where}.returncode", "must be an integer or null")
+    error = item.get("error")
+    if error is not None and error not in RUN_ERRORS:
+        raise _bad(f"{where}.error", f"must be one of {', '.join(RUN_ERRORS)}")
+
+
+def validate_host_doc(doc: Any) -> dict[str, Any]:
+    """host.json, checked before use: every key a replay reads has the type it expects.
+
+    Raises :class:`bounded.InputError` naming the first wrong key (``env["PATH"] must be a
+    string``). Unknown keys are left alone (a newer capture may add some)."""
+    if not isinstance(doc, dict):
+        raise bounded.InputError("must be a JSON object")
+    for key in _STR_MAPS:
+        _str_map(doc, key)
+    _str_map(doc, "which", nullable=True)
+    for key in _STR_LISTS:
+        _str_list(doc.get(key, []), key)
+    dirs = doc.get("dirs", {})
+    if not isinstance(dirs, dict):
+        raise _bad("dirs", "must be an object")
+    for k, v in dirs.items():
+        _str_list(v, f"dirs[{bounded.one_line(k, 60)!r}]")
+    disk = doc.get("disk_free", {})
+    if not isinstance(disk, dict) or not all(v is None or _is_int(v) for v in disk.values()):
+        raise _bad("disk_free", "must map paths to integers")
+    if "interpreter" in doc:
+        _check_interpreter(doc["interpreter"])
+    if "nvml" in doc and doc["nvml"] is not None:
+        _check_nvml(doc["nvml"])
+    commands = doc.get("commands", [])
+    if not isinstance(commands, list):
+        raise _bad("commands", "must be a list")
+    for i, item in enumerate(commands):
+        _check_command(item, f"commands[{i}]")
+    return doc
+
+
 class ReplayError(ValueError):
     """The captured folder itself is unusable (no host.json, bad JSON)."""
 
@@ -332,33 +478,39 @@ class ReplayHost:
         self.root = Path(self.root)
         doc_path = self.root / "host.json"
         try:
-            doc = json.loads(doc_path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise ReplayError(f"{self.root} is not a captured machine: no host.json") from exc
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ReplayError(f"{doc_path}: unreadable: {exc}") from exc
-        if not isinstance(doc, dict):
-            raise ReplayError(f"{doc_path}: expected a JSON object")
+            data = bounded.read_file(doc_path, MAX_HOST_JSON)
+        except bounded.ReadFailed as exc:
+            if exc.kind == "missing":
+                raise ReplayError(f"{self.root} is not a captured machine: no host.json") from None
+            raise ReplayError(f"{doc_path}: unreadable: {exc.detail or exc.kind}") from None
+        try:
+            doc = validate_host_doc(bounded.parse_json(data, "host.json"))
+        except bounded.InputError as exc:
+            raise ReplayError(f"{doc_path}: {exc}") from None
         self._doc = doc
         for i, item in enumerate(doc.get("commands", [])):
-            try:
-                stdout = item.get("stdout", "")
-                if "stdout_file" in item:
-                    stdout = (self.root / item["stdout_file"]).read_text(
-                        encoding="utf-8", errors="replace"
+            stdout = item.get("stdout", "")
+            if "stdout_file" in item:
+                try:
+                    raw = bounded.read_file(
+                        self.root / item["stdout_file"], MAX_OUTPUT, root=self.root
                     )
-                self._commands.append(
-                    _Recorded(
-                        tuple(item["argv"]),
-                        item.get("returncode", 0),
-                        stdout,
-                        item.get("stderr", ""),
-                        item.get("error"),
-                        item.get("detail", ""),
-                    )
+                except bounded.ReadFailed as exc:
+                    raise ReplayError(
+                        f"{doc_path}: commands[{i}].stdout_file {bounded.one_line(exc.path, 120)}"
+                        f" is unusable: {exc.detail or exc.kind}"
+                    ) from None
+                stdout = raw.decode("utf-8", errors="replace")
+            self._commands.append(
+                _Recorded(
+                    tuple(item["argv"]),
+                    item.get("returncode", 0),
+                    stdout,
+                    item.get("stderr", ""),
+                    item.get("error"),
+                    item.get("detail", ""),
                 )
-            except (KeyError, TypeError, OSError) as exc:
-                raise ReplayError(f"{doc_path}: commands[{i}] is malformed: {exc}") from exc
+            )
 
     @property
     def label(self) -> str:
@@ -405,17 +557,10 @@ class ReplayHost:
     def read(self, path: str, max_bytes: int = MAX_READ) -> Read:
         if path in self._doc.get("unreadable", []):
             return Read(path, None, "permission-denied", "recorded as unreadable")
-        local = self._local(path)
-        if local.is_dir():
-            return Read(path, None, "not-a-file")
         try:
-            data = local.read_bytes()
-        except FileNotFoundError:
-            return Read(path, None, "missing")
-        except OSError as exc:
-            return Read(path, None, "os-error", str(exc))
-        if len(data) > max_bytes:
-            return Read(path, None, "too-large", f"over {max_bytes} bytes")
+            data = bounded.read_file(self._local(path), max_bytes, root=self.root)
+        except bounded.ReadFailed as exc:
+            return Read(path, None, _read_error(exc), exc.detail)
         return Read(path, data.decode("utf-8", errors="replace"))
 
     def read_text(self, path: str) -> str | None:

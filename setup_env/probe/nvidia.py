@@ -526,6 +526,7 @@ class _Acc:
         self.gpus: list[Gpu] = []
         self.notes: list[Note] = []
         self.error: Optional[str] = None
+        self.error_code: Optional[str] = None
         self.seen = False  # anything NVIDIA at all
 
     def set(self, field: str, value: Any, source: str) -> None:
@@ -540,6 +541,7 @@ class _Acc:
         self.seen = True
         if self.error is None:
             self.error = error
+            self.error_code = code
             self.sources.setdefault("error", source)
             self.note(code, error, source, severity)
 
@@ -987,6 +989,7 @@ def detect(host: Host) -> tuple[NvidiaInfo | None, list[Note]]:
         kernel_module=acc.values.get("kernel_module"),
         gpus=tuple(acc.gpus),
         error=acc.error,
+        error_code=acc.error_code,
         library_version=acc.values.get("library_version"),
         sources=sources,
     )

@@ -201,13 +201,19 @@ _DISTRO_NORMALISED = {"ol": "oracle", "opensuse-leap": "opensuse"}
 def _distribution(host: Host, sources: dict[str, str], notes: list[Note]) -> dict[str, object]:
     # Read through the host what distro will read, so that a capture copies those files.
     os_release_path = "/etc/os-release"
-    text = host.read_text(os_release_path)
+    first = host.read(os_release_path)
+    reads = [first]
+    text = first.text
     if text is None:
         os_release_path = "/usr/lib/os-release"
-        text = host.read_text(os_release_path)
+        reads.append(host.read(os_release_path))
+        text = reads[-1].text
     for name in host.listdir("/etc") or ():
         if _RELEASE_FILE.match(name) and name not in _RELEASE_IGNORE:
-            host.read_text(f"/etc/{name}")
+            reads.append(host.read(f"/etc/{name}"))
+    # distro opens these files itself, without a size cap or a check for FIFOs: it is asked
+    # only when every one of them read cleanly through the host (or is simply absent).
+    refused = [r for r in reads if r.error not in (None, "missing")]
 
     root = getattr(host, "files_root", None)
     ident = name_ = version = None
@@ -219,6 +225,16 @@ def _distribution(host: Host, sources: dict[str, str], notes: list[Note]) -> dic
         ident = _DISTRO_NORMALISED.get(data["ID"], data["ID"])
         name_ = data.get("PRETTY_NAME") or data.get("NAME")
         version = data.get("VERSION_ID")
+    elif refused:
+        notes.append(
+            Note(
+                "os-release-unreadable",
+                f"{refused[0].path} could not be read ({refused[0].error}"
+                + (f": {refused[0].detail}" if refused[0].detail else "")
+                + "): the Linux distribution is unknown",
+                refused[0].path,
+            )
+        )
     elif callable(root) and root() is not None:
         # No usable os-release (CentOS 6 era, minimal images): distro knows the legacy files.
         try:

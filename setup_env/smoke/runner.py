@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from setup_env.smoke import decide
@@ -84,6 +84,29 @@ def _child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+MAX_EVENT_LINE = 4 << 20  # one JSON event from the worker; a real one is a few KiB
+MAX_STDERR_LINE = 4096
+STDERR_LINES = 300
+MAX_STDERR = STDERR_LINES * (MAX_STDERR_LINE + 1)  # what stderr_text() can hold, at most
+
+
+def _capped_lines(stream: Any, limit: int) -> Iterator[bytes | None]:
+    """Lines of ``stream`` of at most ``limit`` bytes; None for each longer one (its bytes are
+    read and dropped as they come, never held whole)."""
+    while True:
+        line = stream.readline(limit)
+        if not line:
+            return
+        if len(line) >= limit and not line.endswith(b"\n"):
+            while True:  # drop the rest of the over-long line
+                more = stream.readline(limit)
+                if not more or more.endswith(b"\n"):
+                    break
+            yield None
+            continue
+        yield line
+
+
 class _Child:
     """A child process whose stdout lines (JSON events) arrive on a queue; stderr is kept."""
 
@@ -100,7 +123,7 @@ class _Child:
             **kwargs,
         )
         self.events: queue.Queue[Optional[dict[str, Any]]] = queue.Queue()
-        self.stderr: collections.deque[str] = collections.deque(maxlen=300)
+        self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.noise: collections.deque[str] = collections.deque(maxlen=50)
         self._out_thread = threading.Thread(target=self._read_out, daemon=True)
         self._out_thread.start()
@@ -109,7 +132,10 @@ class _Child:
 
     def _read_out(self) -> None:
         assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
+        for raw in _capped_lines(self.proc.stdout, MAX_EVENT_LINE):
+            if raw is None:
+                self.noise.append(f"(a line over {MAX_EVENT_LINE} bytes, dropped)")
+                continue
             line = raw.decode("utf-8", "replace").strip()
             if not line:
                 continue
@@ -126,8 +152,13 @@ class _Child:
         self.events.put(None)  # EOF
 
     def _read_err(self) -> None:
+        # Pieces of at most MAX_STDERR_LINE bytes: a torch import writing warnings without
+        # newlines (4 GB seen) is kept as its last MAX_STDERR bytes, not read whole.
         assert self.proc.stderr is not None
-        for raw in self.proc.stderr:
+        while True:
+            raw = self.proc.stderr.readline(MAX_STDERR_LINE)
+            if not raw:
+                break
             self.stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
         self.proc.stderr.close()
 
@@ -154,13 +185,13 @@ class _Child:
         return "\n".join(self.stderr)
 
     def kill(self) -> None:
+        # The whole group, even when the worker itself has exited: a helper it forked (a
+        # DataLoader worker, a wrapper's sleep) lives on and holds the pipes open otherwise.
+        if os.name == "posix":
+            with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         if self.proc.poll() is None:
-            try:
-                if os.name == "posix":
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                else:
-                    self.proc.kill()
-            except (ProcessLookupError, PermissionError, OSError):
+            with contextlib.suppress(OSError):
                 self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
