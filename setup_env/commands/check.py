@@ -59,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="verify on this device (cpu, cuda, cuda:1, mps, xpu); default: the best one",
     )
     parser.add_argument(
+        "--all-devices", action="store_true", help="verify on every visible GPU (fleet nodes)"
+    )
+    parser.add_argument(
         "--expect",
         action="append",
         default=[],
@@ -70,17 +73,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ci.add_argument(
         "--format", choices=FORMATS, default="text", help="text (default) or a Markdown page"
     )
-    ci.add_argument("--junit", metavar="FILE", help="also write JUnit XML (every stage a test)")
+    ci.add_argument(
+        "--junit", metavar="FILE", help="also write JUnit XML (every stage and check a testcase)"
+    )
     ci.add_argument(
         "--no-step-summary",
         action="store_true",
         help="don't append the Markdown summary to $GITHUB_STEP_SUMMARY",
     )
     add_machine_arguments(parser)
-    group = parser.add_argument_group("the environment judged for the machine above")
-    group.add_argument(
-        "--all-devices", action="store_true", help="verify on every visible GPU (fleet nodes)"
-    )
 
 
 # --- gathering ---------------------------------------------------------------------------------
