@@ -169,9 +169,10 @@ def test_drift_found(server: Any) -> None:
 
 
 def test_full_pypi_capture_matches_verified_table(server: Any) -> None:
-    """The whole captured PyPI answer (../shared): every release 1.13.0-2.15.0 is read, and the
+    """The whole captured PyPI answer (fixtures/reference/captures): every release 1.13.0-2.15.0
+    is read, and the
     2.10.0 build-tagged wheels (torch-2.10.0-3-cp310-...) keep their real platform tags."""
-    live = refresh.live_view(snapshot(server, [], pypi="shared/simple"))
+    live = refresh.live_view(snapshot(server, [], pypi="full/simple"))
     rel = live["releases"]
     assert {"1.13.0", "2.6.0", "2.10.0", "2.15.0"} <= set(rel)
     assert set(rel["2.10.0"]["pypi"]) == {
@@ -355,7 +356,7 @@ def test_refresh_check_full_captures_no_pypi_drift(
     dead = dead_url()
     with loopback.LoopbackServer() as srv:
         code, out, _ = run(
-            ["matrix", "refresh", "--check", "--json", "--pypi-url", f"{srv.url}/shared/simple",
+            ["matrix", "refresh", "--check", "--json", "--pypi-url", f"{srv.url}/full/simple",
              "--index-url", dead, "--timeout", "5"],
             capsys,
         )  # fmt: skip
