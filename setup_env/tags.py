@@ -248,15 +248,12 @@ def none_tags(tags: Iterable[str]) -> set[str]:
 # --- from a wheel's tag back to a platform --------------------------------------------------------
 
 
-# Machine names as interpreters and OSes print them -> the names wheel tags use.
-_ARCH_SPELLINGS = {"amd64": "x86_64", "x64": "x86_64", "arm64e": "arm64"}
-
-
 def machine_name(arch: str) -> str:
-    """A machine as wheel tags name it: ``AMD64``/``x64`` -> ``x86_64``, ``arm64e`` -> ``arm64``
-    (``arm64``/``aarch64`` stay as they are: which one depends on the OS)."""
-    a = arch.strip().lower()
-    return _ARCH_SPELLINGS.get(a, a)
+    """A machine as wheel tags name it, whatever the OS: ``AMD64``/``x64`` -> ``x86_64``,
+    ``arm64e`` -> ``arm64`` (``arm64``/``aarch64`` stay: which one depends on the OS, see
+    :func:`linux_arch` and :func:`mac_arch`)."""
+    arch = _norm(arch)
+    return {"amd64": "x86_64", "x64": "x86_64", "arm64e": "arm64"}.get(arch, arch)
 
 
 def platform_key(os_name: str, arch: str) -> str | None:
@@ -266,14 +263,16 @@ def platform_key(os_name: str, arch: str) -> str | None:
     ``arch``: the machine in any spelling (AMD64, x64, arm64, aarch64). A platform PyTorch
     publishes nothing for keeps the same shape (``linux_riscv64``); None when either is unknown."""
     os_name = {"darwin": "macos"}.get(os_name, os_name)
-    a = machine_name(arch)
-    if not a or os_name not in ("linux", "windows", "macos"):
+    if not _norm(arch):
         return None
-    if os_name == "linux" and a == "arm64":
-        a = "aarch64"  # Linux calls it aarch64 (manylinux_2_28_aarch64)
-    elif os_name in ("macos", "windows") and a == "aarch64":
-        a = "arm64"  # macosx_11_0_arm64, win_arm64
-    return f"{os_name}_{a}"
+    if os_name == "linux":
+        return f"linux_{linux_arch(arch)}"
+    if os_name == "macos":
+        return f"macos_{mac_arch(machine_name(arch))}"
+    if os_name == "windows":
+        tag = _WINDOWS_PLATFORM.get(_norm(arch))
+        return platform_of_tag(tag) if tag else f"windows_{machine_name(arch)}"
+    return None
 
 
 def platform_of_tag(tag: str) -> str | None:

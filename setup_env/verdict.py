@@ -305,12 +305,14 @@ def target_platform_findings(
     if any(p[0] == "any" for p in plats):
         return ()
     family = {"darwin": "macos"}.get(facts.os.family, facts.os.family)
-    want_arch = {"arm64": "aarch64", "amd64": "x86_64"}.get(arch or "", arch or "")
+    from setup_env.tags import linux_arch
+
+    want_arch = linux_arch(arch or "")
     glibc = facts.os.glibc
     problems: list[str] = []
     fits = []
     for os_name, floor, tag_arch in plats:
-        tag_arch = {"arm64": "aarch64", "amd64": "x86_64"}.get(tag_arch, tag_arch)
+        tag_arch = linux_arch(tag_arch)
         if family in ("linux", "macos", "windows") and os_name != family:
             problems.append(f"built for {os_name}, the target runs {family}")
             continue

@@ -154,7 +154,7 @@ def _target_facts(local: Facts, target: Facts) -> Facts:
 
 
 def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Style) -> CheckReport:
-    """Everything check learns, decided (raises Unexaminable / BadMachine)."""
+    """Everything check learns, decided (raises SourceError / BadMachine)."""
     from setup_env import verdict as V
     from setup_env.commands._source import load_facts
     from setup_env.doctor import examine

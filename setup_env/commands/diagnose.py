@@ -161,7 +161,8 @@ def render_text(
     verbose: int = 0,
     road: Optional[Route] = None,
 ) -> str:
-    from setup_env.commands.doctor import headline, render_findings
+    from setup_env.render_check import render_findings
+    from setup_env.verdict import headline
 
     out = [style("The report says:", "bold")]
     out += ["  " + line for line in _describe(report)]
@@ -200,9 +201,9 @@ def render_text(
 def run(args: argparse.Namespace) -> int:
     from setup_env import causes, render
     from setup_env.collect_env import CollectEnvError, parse
-    from setup_env.commands.doctor import counts, finding_json, plan_json, safe_plan
     from setup_env.doctor import examine
     from setup_env.matrix import in_use
+    from setup_env.verdict import counts, finding_json, plan_json, safe_plan
 
     try:
         text = _read(args.file)

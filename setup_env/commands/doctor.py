@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
-from setup_env.commands._source import SourceError
+from setup_env.commands._source import SourceError, load_facts
 from setup_env.exitcodes import ExitCode
-
-if TYPE_CHECKING:
-    pass
+from setup_env.render_check import render_findings
+from setup_env.verdict import counts, finding_json, headline, plan_json, safe_plan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,28 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-# The facts source could not be read (check.py catches it under this name).
-Unexaminable = SourceError
-
-# The helpers doctor shares with check and diagnose live with the verdict and its renderer.
-from setup_env.commands._source import load_facts  # noqa: E402
-from setup_env.render_check import render_findings  # noqa: E402
-from setup_env.verdict import counts, finding_json, headline, plan_json, safe_plan  # noqa: E402
-
-__all__ = [
-    "Unexaminable",
-    "add_arguments",
-    "counts",
-    "finding_json",
-    "headline",
-    "load_facts",
-    "plan_json",
-    "render_findings",
-    "run",
-    "safe_plan",
-]
-
-
 def run(args: argparse.Namespace) -> int:
     from setup_env import render
     from setup_env.doctor import examine
@@ -65,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         facts, label = load_facts(args.root, args.facts)
-    except Unexaminable as exc:
+    except SourceError as exc:
         return render.fail("doctor", "unexaminable", str(exc), ExitCode.UNEXAMINABLE, args.json)
     plan, plan_error = safe_plan(facts)
     findings = examine(facts, plan, in_use())
