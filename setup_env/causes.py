@@ -176,7 +176,7 @@ def findings(
     out: list[Any] = []
     torch = facts.package("torch")
     messages = _messages(facts)
-    os_family = "windows" if facts.os.family == "windows" or facts.os.wsl else "linux"
+    os_family = facts.os.driver_os
 
     # 1. The installed build's CUDA needs a newer driver (the matrix's driver rows, CUDA 8.0 on,
     #    judged by setup_env.cuda; and torch's own "driver too old" message).
@@ -331,8 +331,9 @@ def findings(
                 )
             )
 
-    # 5. ROCm: the wheel has no code for the GPU's gfx target.
-    if any(m.kind == "rocm-no-kernel" for m in messages):
+    # 5. ROCm: the wheel has no code for the GPU's gfx target (the doctor's own finding, with
+    #    the GPU resolved and the planned command, stands when it made one).
+    if any(m.kind == "rocm-no-kernel" for m in messages) and "rocm-gfx-not-in-wheel" not in codes:
         amd = facts.rocm.gpus if facts.rocm is not None else ()
         gfx = sorted({g.gfx_arch for g in amd if g.gfx_arch})
         out.append(
@@ -347,8 +348,8 @@ def findings(
                     if m.kind == "rocm-no-kernel"
                 ),
                 fix="install a ROCm build whose gfx list has this GPU (check "
-                "torch.cuda.get_arch_list()); an unlisted RDNA2/RDNA3 card can run the nearest "
-                "listed target with HSA_OVERRIDE_GFX_VERSION (gfx1031 -> 10.3.0)",
+                "torch.cuda.get_arch_list()), or build PyTorch with PYTORCH_ROCM_ARCH set to it; "
+                "HSA_OVERRIDE_GFX_VERSION (report a listed target) is an unsupported workaround",
             )
         )
 
@@ -464,7 +465,7 @@ def newest_with_arch(
     if matrix is None or target is None:
         return None
     plat = wheel_platform(facts)
-    os_family = "windows" if facts.os.family == "windows" or facts.os.wsl else "linux"
+    os_family = facts.os.driver_os
     for rel in reversed(matrix.releases):
         variants = set(rel.index_variants(plat))
         pv = rel.pypi_variant.get(plat)

@@ -67,8 +67,8 @@ def wheel_platform(facts: Facts) -> str:
 
 
 def driver_os(facts: Facts) -> str:
-    """Whose driver numbering applies: under WSL2 the driver is the Windows host's."""
-    return "windows" if facts.os.wsl or facts.os.family == "windows" else "linux"
+    """Whose driver numbering applies (:attr:`setup_env.facts.OSInfo.driver_os`)."""
+    return facts.os.driver_os
 
 
 def _nvidia_gpus(facts: Facts) -> tuple[Gpu, ...]:

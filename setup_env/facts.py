@@ -56,6 +56,12 @@ class OSInfo:
     virtualization: Optional[str] = None  # "kvm", "xen", "hyperv", ...
     sources: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def driver_os(self) -> str:
+        """Whose NVIDIA driver numbering applies: Windows', also under WSL2 (the driver is the
+        Windows host's; WSL1 has no GPU access, so it counts as Linux)."""
+        return "windows" if self.family == "windows" or (self.wsl or 0) >= 2 else "linux"
+
 
 @dataclass(frozen=True)
 class PythonInfo:

@@ -211,7 +211,7 @@ def _target(facts: Facts) -> _Target:
         macos=_v(facts.os.macos_version),
         rosetta=rosetta,
         wsl=wsl,
-        driver_os="windows" if (os_name == "windows" or wsl) else "linux",
+        driver_os=facts.os.driver_os,
     )
 
 
