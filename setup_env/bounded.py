@@ -22,6 +22,7 @@ Nothing here decides or prints.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -430,6 +431,7 @@ class HttpError(Exception):
         self.detail = detail
 
 
+@functools.lru_cache(maxsize=1)  # the CA bundle is read once, not per request
 def _ssl_context() -> Any:
     import ssl
 

@@ -379,12 +379,10 @@ def from_jsonable(tp: Any, value: Any, where: str) -> Any:
         raise FactsError(f"{where}: expected {tp.__name__}, got a boolean")
     if isinstance(tp, type) and not isinstance(value, tp):
         raise FactsError(f"{where}: expected {tp.__name__}, got {type(value).__name__}")
-    if isinstance(value, str) and not value.isprintable():
+    if isinstance(value, str):
         # A facts file is input: a newline in a GPU name must not print as a line of its own
         # (a spoofed `$ curl ... | sh` beside the real command). Shown escaped instead.
-        from setup_env.bounded import one_line
-
-        return one_line(value, limit=len(value) * 6)
+        return printable(value)
     return value
 
 

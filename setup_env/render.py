@@ -45,11 +45,11 @@ def fail(command: str, code: str, message: str, exit_code: int, as_json: bool) -
     stdout ({"code", "message"}), always one line on stderr; returns the exit code."""
     from setup_env.bounded import one_line
 
-    message = one_line(message, 1000)  # it may echo input: one line, control chars escaped
-    if as_json:
-        print(dumps(envelope("error", {"code": code, "message": message})))
+    if as_json:  # JSON escapes control characters itself: the message goes in as it is
+        print(dumps(envelope("error", {"code": code, "message": message[:1000]})))
     who = f"setup-env {command}" if command else "setup-env"
-    print(f"{who}: {message}", file=sys.stderr)
+    # It may echo input: on a terminal one line, control characters shown escaped.
+    print(f"{who}: {one_line(message, 1000)}", file=sys.stderr)
     return exit_code
 
 

@@ -111,16 +111,15 @@ class _Child:
     """A child process whose stdout lines (JSON events) arrive on a queue; stderr is kept."""
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
-        kwargs: dict[str, Any] = {}
-        if os.name == "posix":
-            kwargs["start_new_session"] = True  # its own process group: kill helpers with it
-        self.proc = subprocess.Popen(
-            list(argv),
+        from setup_env.bounded import popen_group
+
+        # Its own process group: the helpers it forks are killed with it.
+        self.proc = popen_group(
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env),
-            **kwargs,
         )
         self.events: queue.Queue[Optional[dict[str, Any]]] = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
@@ -187,12 +186,9 @@ class _Child:
     def kill(self) -> None:
         # The whole group, even when the worker itself has exited: a helper it forked (a
         # DataLoader worker, a wrapper's sleep) lives on and holds the pipes open otherwise.
-        if os.name == "posix":
-            with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
+        from setup_env.bounded import kill_group
+
+        kill_group(self.proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
         self._err_thread.join(timeout=5.0)
