@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
 
-from setup_env.cuda import MVC_SINCE, driver_fit, sm_of
+from setup_env.cuda import MVC_SINCE, driver_fit, sm_of, version_tuple
 from setup_env.facts import Facts, Gpu, InstalledPackage
 from setup_env.variant import CPU, Variant
 
@@ -94,8 +94,7 @@ def rank(findings: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def _vt(text: Optional[str]) -> tuple[int, ...]:
-    m = re.match(r"^\s*(\d+(?:\.\d+)*)", text or "")
-    return tuple(int(p) for p in m.group(1).split(".")) if m else ()
+    return version_tuple(text) or ()
 
 
 def _cuda_of(pkg: InstalledPackage) -> Optional[str]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
 from setup_env import gpus as catalogue
-from setup_env.cuda import sm_of
+from setup_env.cuda import sm_of, version_tuple
 from setup_env.facts import Facts, JetsonInfo
 from setup_env.variant import Variant
 
@@ -158,10 +158,7 @@ def plan(
 
 
 def _newer(a: str, b: str) -> bool:
-    def key(v: str) -> tuple[int, ...]:
-        return tuple(int(p) for p in v.split(".") if p.isdigit())
-
-    return key(a) > key(b)
+    return (version_tuple(a) or ()) > (version_tuple(b) or ())
 
 
 def _nvidia_build(

@@ -39,16 +39,6 @@ class Resolved:
     code: Optional[str] = None  # None | "gpu-unknown" | "gpu-catalogue-unavailable"
     suggestions: tuple[str, ...] = ()
 
-    @property
-    def cc_tuple(self) -> Optional[tuple[int, int]]:
-        if not self.compute_capability:
-            return None
-        major, _, minor = self.compute_capability.partition(".")
-        try:
-            return int(major), int(minor[:1] or "0")
-        except ValueError:
-            return None
-
 
 def _load() -> Optional[catalogue.Catalogue]:
     try:

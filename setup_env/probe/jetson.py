@@ -84,17 +84,12 @@ def parse_dpkg_l4t_core(text: str) -> Optional[str]:
 
 
 def parse_cuda_version_json(text: str) -> Optional[str]:
-    """``{"cuda": {"name": "CUDA SDK", "version": "12.2.140"}}`` -> ``"12.2"``."""
-    from setup_env.bounded import InputError, parse_json
+    """``{"cuda": {"name": "CUDA SDK", "version": "12.2.140"}}`` -> ``"12.2"`` (the toolkit
+    probe's reader of the same file)."""
+    from setup_env.probe.toolkit import major_minor, parse_version_json
 
-    try:
-        doc = parse_json(text, "version.json")
-    except InputError:
-        return None
-    cuda = doc.get("cuda") if isinstance(doc, dict) else None
-    version = cuda.get("version") if isinstance(cuda, dict) else None
-    m = re.match(r"^(\d+)\.(\d+)", version) if isinstance(version, str) else None
-    return f"{m.group(1)}.{m.group(2)}" if m else None
+    version = parse_version_json(text)
+    return major_minor(version) if version else None
 
 
 def detect(host: Host) -> tuple[Optional[JetsonInfo], list[Note]]:
