@@ -166,7 +166,6 @@ def sm_of(text: Optional[str], unknown: str = "sm_?") -> str:
 # --- drivers -------------------------------------------------------------------------------------
 
 
-
 def version_tuple(text: Optional[str]) -> Optional[tuple[int, ...]]:
     """``"570.86.10"`` -> (570, 86, 10); ``"12.8"`` -> (12, 8); None when it starts otherwise.
     (Integer tuples order driver versions as NVIDIA numbers them: 570.124.06 > 570.26.)"""

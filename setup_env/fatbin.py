@@ -374,12 +374,16 @@ def elf_sections(f: IO[bytes], where: str, file_size: int) -> list[_Section]:
     return sections
 
 
-def read_file(path: str, name: Optional[str] = None) -> FileArches:
+def read_file(
+    path: str, name: Optional[str] = None, *, scan_elf: bool = True, scan_other: bool = True
+) -> FileArches:
     """Fat binaries of one library on disk: ELF sections when it has them, else a scan.
 
     The scan also finds fat binaries that a library keeps as data (CUPTI holds its kernels in
     ``.rodata`` and loads them itself; ``cuobjdump`` does not list those) and reads Windows DLLs,
-    Mach-O files and static archives (``libcudadevrt.a``).
+    Mach-O files and static archives (``libcudadevrt.a``). ``scan_elf=False``: an ELF library
+    without fat-binary sections answers no fat binaries instead of a whole-file scan (a
+    ``libtorch_cpu.so`` is ~400 MB); ``scan_other=False``: the same for every other file.
     """
     where = name or path
     try:
@@ -400,10 +404,14 @@ def read_file(path: str, name: Optional[str] = None) -> FileArches:
                             f, where, start=s.offset, limit=s.size, section=s.name
                         )
                     return FileArches(where, "elf-sections", tuple(fatbins), size)
+                if not scan_elf:
+                    return FileArches(where, "elf-sections", (), size)
             elif head[:2] != b"MZ" and head[:4] not in _MACHO_MAGICS and head != b"!<ar":
                 raise FatbinError(
                     f"{where}: not a library (no ELF, PE, Mach-O or static-archive header)"
                 )
+            elif not scan_other:
+                return FileArches(where, "scan", (), size)
             f.seek(0)
             return FileArches(where, "scan", tuple(scan_stream(f, where)), size)
     except OSError as exc:

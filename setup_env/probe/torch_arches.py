@@ -20,7 +20,7 @@ from setup_env.facts import InstalledPackage
 from setup_env.verdict import TorchArches
 
 if TYPE_CHECKING:
-    from setup_env.fatbin import FileArches
+    pass
 
 
 def _libraries(libdir: str) -> list[str]:
@@ -47,14 +47,11 @@ def read(pkg: Optional[InstalledPackage]) -> Optional[TorchArches]:
     for name in _libraries(libdir):
         path = os.path.join(libdir, name)
         try:
-            with open(path, "rb") as f:
-                elf = f.read(4) == b"\x7fELF"
-            if elf:
-                arches = _read_elf(path, f"torch/lib/{name}")
-            elif "cuda" in name.lower():
-                arches = fatbin.read_file(path, f"torch/lib/{name}")
-            else:
-                continue
+            # ELF libraries by their fat-binary sections only (never a scan of a 400 MB
+            # libtorch_cpu.so); other files (a Windows DLL) scanned where the name says CUDA.
+            arches = fatbin.read_file(
+                path, f"torch/lib/{name}", scan_elf=False, scan_other="cuda" in name.lower()
+            )
         except (fatbin.FatbinError, OSError) as exc:
             errors.append(str(exc))
             continue
@@ -95,19 +92,3 @@ def parse_wheel_tags(text: str) -> tuple[str, ...]:
         if sep and key.strip().lower() == "tag" and value.strip():
             tags.append(value.strip())
     return tuple(tags)
-
-
-def _read_elf(path: str, name: str) -> Optional[FileArches]:
-    """The fat binaries in an ELF library's fat-binary sections; None when it has none."""
-    from setup_env import fatbin
-
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        sections = [
-            s
-            for s in fatbin.elf_sections(f, name, size)
-            if s.name in fatbin.FATBIN_SECTIONS and not s.nobits
-        ]
-        if not sections:
-            return None
-    return fatbin.read_file(path, name)
