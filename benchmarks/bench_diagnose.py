@@ -105,7 +105,7 @@ def main() -> int:
             bare.append(wall)
             bare_cpu.append(used)
 
-    from setup_env.collect_env import parse
+    from setup_env.probe.report import parse
 
     parse(text)
     inproc = []

@@ -37,8 +37,8 @@ def once(argv: list[str]) -> float:
 
 
 def in_process(runs: int) -> tuple[float, float]:
-    from setup_env import matrix as mx
-    from setup_env.plan import make_plan, spec_facts
+    from setup_env.decide.plan import make_plan, spec_facts
+    from setup_env.knowledge import matrix as mx
 
     text = mx.BUNDLED_PATH.read_text()
     loads = []

@@ -31,7 +31,7 @@ RETRIEVED = "2026-12-02"
 # --- GPU models -------------------------------------------------------------------------------
 # key: (nvml/smi name, vendor, architecture, compute capability or gfx arch, memory GB each,
 #       name status, sources). The name is what NVML (nvidia-smi) or amd-smi reports, so that
-#       the GPU catalogue (setup_env.gpus.lookup) resolves it. cc from NVIDIA's table (S26).
+#       the GPU catalogue (knowledge.gpus.lookup) resolves it. cc from NVIDIA's table (S26).
 # "name verified" means the exact string was seen in real nvidia-smi output (source given).
 # NVIDIA rows do not type their architecture or compute capability: KB means "from the GPU
 # knowledge base" (setup_env/data/gpus.json, looked up by the name), so the two never disagree.
@@ -1181,7 +1181,7 @@ SOURCES: dict[str, str] = {
 def _from_knowledge_base(name: str) -> tuple[str, str]:
     """(architecture, compute capability) of an NVIDIA GPU, from setup_env/data/gpus.json."""
     sys.path.insert(0, str(ROOT))
-    from setup_env import gpus as kb
+    from setup_env.knowledge import gpus as kb
 
     model = kb.lookup(name)
     if model is None or model.match != "exact":

@@ -6,7 +6,7 @@ compute capability, memory per device, and peak dense bf16 / fp32 TFLOP/s and me
 (GB/s) from the vendor's datasheet or architecture whitepaper. Every row cites its sources by id
 (``SOURCES`` below, each a URL). The architecture name is NOT typed per row: it is derived from
 the compute capability through ``ARCHITECTURES`` (one table), which is written into the JSON too,
-so ``setup_env.gpus.arch_for_cc`` and the rows can never disagree.
+so ``setup_env.knowledge.gpus.arch_for_cc`` and the rows can never disagree.
 
 Rules for the numbers (so that nothing is made up):
 

@@ -38,8 +38,8 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's setup_env, installed or not
-from setup_env import refresh  # noqa: E402  (the one writer of wheels.json, and the tag rules)
-from setup_env.tags import platform_of_tag  # noqa: E402
+from setup_env.knowledge import refresh  # noqa: E402  (the one writer of wheels.json, and the tag rules)
+from setup_env.knowledge.tags import platform_of_tag  # noqa: E402
 
 OUT = ROOT / "setup_env" / "data" / "wheels.json"
 DEFAULT_REFERENCE = ROOT / "tests" / "fixtures" / "reference"
@@ -466,7 +466,7 @@ OLD_TOOLKIT_SOURCE = (
 def old_driver_rows(ref: dict[str, Any]) -> dict[str, Any]:
     """Rows for CUDA 8.0 ... 11.5. Minor-version compatibility starts at 11.1 (11.x floor from the
     draft's table 2); before it each toolkit needs its own driver, so its ``mvc`` is that X.Y's
-    own strictest minimum (the deciders never apply MVC below 11.1: setup_env.cuda.MVC_SINCE)."""
+    own strictest minimum (the deciders never apply MVC below 11.1: knowledge.cuda.MVC_SINCE)."""
     mvc11 = ref["nvidia_driver_table"]["minor_version_compatibility"]["11.x"]
     cuda: dict[str, Any] = {}
     for full, linux, windows in OLD_TOOLKIT_DRIVERS:

@@ -38,10 +38,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from setup_env import bounded, index  # noqa: E402
-from setup_env import matrix as mx  # noqa: E402
+from setup_env import bounded  # noqa: E402
 from setup_env.cli import main  # noqa: E402
 from setup_env.facts import Facts, FactsError  # noqa: E402
+from setup_env.knowledge import index  # noqa: E402
+from setup_env.knowledge import matrix as mx  # noqa: E402
 from setup_env.probe import cloud  # noqa: E402
 from setup_env.probe.host import ReplayError, ReplayHost  # noqa: E402
 

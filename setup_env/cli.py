@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list = ["check", *args_list]
     command = args_list[0] if args_list[0] in COMMANDS else ""
     as_json = "--json" in args_list
-    from setup_env import render
+    from setup_env.output import render
 
     parser = build_parser(command or None)
     try:

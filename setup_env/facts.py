@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, TypeVar, Union
 
-from setup_env.variant import Variant, VariantError
+from setup_env.knowledge.variant import Variant, VariantError
 
 SCHEMA_VERSION = 1
 

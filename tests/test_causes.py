@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from setup_env.cli import main
-from setup_env.collect_env import parse
+from setup_env.probe.report import parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
 

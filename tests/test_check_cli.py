@@ -11,12 +11,12 @@ import pytest
 
 from setup_env.cli import main
 from setup_env.commands.check import decide
-from setup_env.doctor import Finding
-from setup_env.plan import Fix, Plan
+from setup_env.decide.doctor import Finding
+from setup_env.decide.plan import Fix, Plan
+from setup_env.decide.smoke_model import CheckResult, VerifyReport
+from setup_env.knowledge.variant import CPU
 from setup_env.probe.detect import detect
 from setup_env.probe.host import ReplayHost
-from setup_env.smoke.model import CheckResult, VerifyReport
-from setup_env.variant import CPU
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 THIS_MACHINE = HOSTS / "debian12-nogpu-cuda13toolkit"

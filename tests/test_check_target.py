@@ -16,10 +16,7 @@ from typing import Any
 import pytest
 
 from setup_env.cli import main
-from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo, OSInfo
-from setup_env.probe import torch_arches
-from setup_env.variant import CPU, Variant
-from setup_env.verdict import (
+from setup_env.decide.verdict import (
     ExpectError,
     TorchArches,
     evaluate_expectations,
@@ -27,6 +24,9 @@ from setup_env.verdict import (
     target_arch_findings,
     target_platform_findings,
 )
+from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo, OSInfo
+from setup_env.knowledge.variant import CPU, Variant
+from setup_env.probe import torch_arches
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HOSTS = FIXTURES / "hosts"
@@ -125,8 +125,8 @@ def test_wheel_tags_against_the_targets_glibc_and_cpu(capsys: pytest.CaptureFixt
 
 
 def test_target_python_must_be_this_environments() -> None:
+    from setup_env.decide.verdict import target_python_findings
     from setup_env.facts import PythonInfo
-    from setup_env.verdict import target_python_findings
 
     facts = Facts(python=PythonInfo(version="3.11.7"))
     assert target_python_findings(facts, "3.11") == ()
@@ -341,7 +341,7 @@ def test_step_summary_can_be_turned_off(
 
 
 def test_markdown_escapes_what_the_machine_says() -> None:
-    from setup_env.render_check import md
+    from setup_env.output.render_check import md
 
     assert md("a|b <script> `x` *y*\nz") == r"a\|b \<script\> \`x\` \*y\* z"
 

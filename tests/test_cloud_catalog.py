@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from setup_env import cloud_catalog
-from setup_env.cloud_catalog import CatalogError
+from setup_env.knowledge import cloud_catalog
+from setup_env.knowledge.cloud_catalog import CatalogError
 
 ROOT = Path(__file__).resolve().parents[1]
 CAT = cloud_catalog.load()
@@ -118,8 +118,8 @@ def test_vgpu_slice_counts_as_one() -> None:
 
 
 def test_gpu_names_resolve_in_the_gpu_catalogue() -> None:
-    """Every NVIDIA GPU named here is a model of setup_env.gpus, with the same cc."""
-    from setup_env import gpus
+    """Every NVIDIA GPU named here is a model of setup_env.knowledge.gpus, with the same cc."""
+    from setup_env.knowledge import gpus
 
     wrong = []
     for g in CAT.gpus.values():

@@ -6,9 +6,10 @@ import argparse
 
 import pytest
 
-from setup_env import cloud_catalog, cloudplan
-from setup_env.cloudplan import CloudPlanError
+from setup_env.decide import cloudplan
+from setup_env.decide.cloudplan import CloudPlanError
 from setup_env.facts import CloudInfo, Facts, Gpu, NvidiaInfo, PythonInfo
+from setup_env.knowledge import cloud_catalog
 
 CAT = cloud_catalog.load()
 LOCAL = Facts(python=PythonInfo(version="3.12.7", machine="x86_64"))
@@ -130,7 +131,7 @@ def test_cli_n1_plus_t4_and_g7() -> None:
 
 
 def test_amd_cloud_gpus_agree_with_the_amd_catalogue() -> None:
-    from setup_env import gpus
+    from setup_env.knowledge import gpus
 
     for g in CAT.gpus.values():
         if g.vendor == "amd":

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from setup_env import cloud_catalog, cloudplan
-from setup_env.cloudplan import CloudPlanError
+from setup_env.decide import cloudplan
+from setup_env.decide.cloudplan import CloudPlanError
+from setup_env.decide.plan import Plan
 from setup_env.facts import CloudInfo, Facts, Gpu, NvidiaInfo, OSInfo, PythonInfo
-from setup_env.plan import Plan
-from setup_env.variant import KINDS, Variant
+from setup_env.knowledge import cloud_catalog
+from setup_env.knowledge.variant import KINDS, Variant
 
 LOCAL = Facts(python=PythonInfo(version="3.12.7", machine="x86_64"))
 
@@ -198,7 +199,7 @@ def test_cli_choices_come_from_the_catalogue() -> None:
         assert provider in str(err.value)
 
 
-# --- the expert's answers (need the planner: setup_env.plan.make_plan) ----------------------
+# --- the expert's answers (need the planner: decide.plan.make_plan) ----------------------
 
 CU13 = ("cu130", "cu132")
 
@@ -268,7 +269,7 @@ EXPERT: list[tuple[str, str, str, tuple[str, ...], str, str | None, str, str | N
 
 
 def _make_plan(facts: Facts) -> Any:
-    from setup_env import plan
+    from setup_env.decide import plan
 
     return plan.make_plan(facts, plan.PlanOptions())
 
@@ -322,7 +323,7 @@ def test_fresh_gpu_instance_is_planned_for_the_gpus_its_type_has() -> None:
     # A g5.xlarge right after launch: DMI names it, no driver, so no GPU is visible yet.
     from pathlib import Path
 
-    from setup_env.plan import make_plan
+    from setup_env.decide.plan import make_plan
     from setup_env.probe.detect import detect
     from setup_env.probe.host import ReplayHost
 

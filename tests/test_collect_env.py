@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from setup_env.collect_env import CollectEnvError, parse
 from setup_env.facts import Facts
-from setup_env.variant import Variant
+from setup_env.knowledge.variant import Variant
+from setup_env.probe.report import CollectEnvError, parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
 REPORTS = sorted(FIXTURES.glob("*.txt"))

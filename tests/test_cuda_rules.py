@@ -1,4 +1,4 @@
-"""The CUDA compatibility rules (setup_env/cuda.py), one table.
+"""The CUDA compatibility rules (setup_env/knowledge/cuda.py), one table.
 
 Architectures: NVIDIA's binary-compatibility rules (CUDA C++ Programming Guide; VERIFIED.md §3)
 on arch lists real wheels carry (VERIFIED.md §3 fat-binary readings). Drivers: NVIDIA's tables 2
@@ -15,13 +15,13 @@ from typing import Optional
 import pytest
 from packaging.version import Version
 
-from setup_env import matrix as mx
-from setup_env.cuda import Arch, driver_fit, parse_cc, runs_on
-from setup_env.doctor import examine, wheel_platform
+from setup_env.decide.doctor import examine, wheel_platform
+from setup_env.decide.plan import PlanOptions, make_plan, spec_facts
+from setup_env.decide.smoke import decide_arch
 from setup_env.facts import Facts, InstalledPackage
-from setup_env.plan import PlanOptions, make_plan, spec_facts
-from setup_env.smoke.decide import decide_arch
-from setup_env.variant import Variant
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.cuda import Arch, driver_fit, parse_cc, runs_on
+from setup_env.knowledge.variant import Variant
 
 M = mx.load_matrix(Path(__file__).resolve().parent / "fixtures" / "matrix" / "wheels-subset.json")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from setup_env import matrix as mx
-from setup_env.plan import PlanOptions, make_plan, spec_facts
-from setup_env.variant import CPU, Variant
+from setup_env.decide.plan import PlanOptions, make_plan, spec_facts
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import CPU, Variant
 
 V = Variant.parse
 

@@ -14,14 +14,14 @@ from typing import Optional
 
 import pytest
 
-from setup_env import matrix as mx
-from setup_env.collect_env import parse
-from setup_env.doctor import Finding, examine
+from setup_env.decide.doctor import Finding, examine
+from setup_env.decide.plan import Plan
 from setup_env.facts import CudaToolkit, Facts, Gpu, InstalledPackage, Note, NvidiaInfo
-from setup_env.plan import Plan
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import CPU, Variant
 from setup_env.probe.detect import detect
 from setup_env.probe.host import ReplayHost
-from setup_env.variant import CPU, Variant
+from setup_env.probe.report import parse
 
 HERE = Path(__file__).parent
 REPORTS = HERE / "fixtures" / "collect_env"

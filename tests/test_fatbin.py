@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from setup_env import fatbin
+from setup_env.probe import fatbin
 
 FIX = Path(__file__).parent / "fixtures" / "fatbin"
 DEVRT = Path("/usr/local/cuda/lib64/libcudadevrt.a")

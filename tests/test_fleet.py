@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from setup_env.cli import main
-from setup_env.fleet import model
+from setup_env.probe import fleet_nodes as model
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 

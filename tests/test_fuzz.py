@@ -24,10 +24,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from setup_env import bounded, index
-from setup_env import matrix as mx
+from setup_env import bounded
 from setup_env.cli import main
 from setup_env.facts import Facts, FactsError
+from setup_env.knowledge import index
+from setup_env.knowledge import matrix as mx
 from setup_env.probe import cloud
 from setup_env.probe.host import ReplayError, ReplayHost, validate_host_doc
 

@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from setup_env import gpus
-from setup_env import matrix as mx
-from setup_env.doctor import examine
+from setup_env.decide.doctor import examine
+from setup_env.decide.plan import PlanError, make_plan, spec_facts
+from setup_env.decide.rocmplan import gfx_runs_on, installed_gap, wheel_fit
 from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo, RocmInfo
-from setup_env.plan import PlanError, make_plan, spec_facts
-from setup_env.resolve import resolve_facts, resolve_gpu
-from setup_env.rocmplan import gfx_runs_on, installed_gap, wheel_fit
-from setup_env.variant import CPU, Variant
+from setup_env.knowledge import gpus
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import CPU, Variant
+from setup_env.probe.resolve import resolve_facts, resolve_gpu
 
 M = mx.load_matrix(mx.BUNDLED_PATH)
 V = Variant.parse
@@ -22,7 +22,7 @@ CAT = gpus.load()
 
 
 def _plan(*names: str, driver: str | None = None, arch: str = "x86_64", torch: str | None = None):
-    from setup_env.plan import PlanOptions
+    from setup_env.decide.plan import PlanOptions
 
     facts = spec_facts(os="linux", arch=arch, python="3.12", gpus=names, driver=driver)
     return make_plan(facts, PlanOptions(torch=torch), M)
@@ -205,8 +205,8 @@ def test_doctor_finds_a_rocm_torch_without_the_gpus_gfx() -> None:
 
 
 def test_window_and_gfx_rules_beside_the_cuda_rules() -> None:
-    from setup_env.cuda import gfx_runs_on as rule
-    from setup_env.cuda import window_fit
+    from setup_env.knowledge.cuda import gfx_runs_on as rule
+    from setup_env.knowledge.cuda import window_fit
 
     pascal = CAT.windows["6.1"]
     blackwell = CAT.windows["12.0"]
@@ -221,7 +221,7 @@ def test_window_and_gfx_rules_beside_the_cuda_rules() -> None:
 
 
 def test_doctor_reads_the_error_code_not_the_prose() -> None:
-    from setup_env.doctor import examine as doctor
+    from setup_env.decide.doctor import examine as doctor
 
     base = NvidiaInfo(driver_version="580.95.05", error="NVML said no (reworded by a later probe)")
     for code, want in (
@@ -233,7 +233,7 @@ def test_doctor_reads_the_error_code_not_the_prose() -> None:
 
 
 def test_plan_json_shows_what_the_catalogue_added() -> None:
-    from setup_env.plan import facts_summary
+    from setup_env.decide.plan import facts_summary
 
     facts = Facts(
         nvidia=NvidiaInfo(gpus=(Gpu(index=0, name="Tesla P100-PCIE-16GB", source="nvidia-smi -q"),))

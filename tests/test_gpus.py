@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from setup_env import gpus
+from setup_env.knowledge import gpus
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTS = ROOT / "tests" / "fixtures" / "hosts"

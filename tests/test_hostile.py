@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from setup_env import index
 from setup_env.cli import main
+from setup_env.knowledge import index
 from setup_env.probe import cloud
 from setup_env.probe.host import MAX_OUTPUT, LiveHost
 
@@ -223,7 +223,7 @@ def test_row4_corrupt_env_matrix_falls_back_to_bundled(
     capsys: pytest.CaptureFixture[str],
     text: str,
 ) -> None:
-    from setup_env import matrix as mx
+    from setup_env.knowledge import matrix as mx
 
     f = tmp_path / "wheels.json"
     f.write_text(text)
@@ -241,7 +241,7 @@ def test_row4_corrupt_user_cache_does_not_break_plan(
     capsys: pytest.CaptureFixture[str],
     text: str,
 ) -> None:
-    from setup_env import matrix as mx
+    from setup_env.knowledge import matrix as mx
 
     monkeypatch.delenv(mx.ENV_VAR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -348,7 +348,7 @@ def test_row8_endless_child_output_is_capped() -> None:
 def test_row8_verify_worker_stderr_without_newlines_is_capped() -> None:
     code = (
         "import sys, time\n"
-        "from setup_env.smoke.runner import _Child, MAX_STDERR\n"
+        "from setup_env.act.smoke.runner import _Child, MAX_STDERR\n"
         "argv = [sys.executable, '-c', 'import os\\nwhile 1: os.write(2, b\"x\" * 65536)']\n"
         "c = _Child(argv, {})\n"
         "time.sleep(4)\n"
@@ -384,7 +384,7 @@ def test_row14_live_host_timeout_kills_grandchildren(tmp_path: Path) -> None:
 
 
 def test_row14_verify_worker_kill_takes_its_helpers(tmp_path: Path) -> None:
-    from setup_env.smoke.runner import _Child
+    from setup_env.act.smoke.runner import _Child
 
     pidfile = tmp_path / "pid"
     # the worker forks a helper and exits at once: the helper keeps the pipes open
@@ -404,10 +404,10 @@ def test_row14_verify_worker_kill_takes_its_helpers(tmp_path: Path) -> None:
 def test_row9_junit_path_checked_before_any_check_runs(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    import setup_env.smoke
+    import setup_env.act.smoke
 
     ran: list[object] = []  # a spy: the checks must not even start
-    monkeypatch.setattr(setup_env.smoke, "run_verify", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(setup_env.act.smoke, "run_verify", lambda *a, **k: ran.append(a))
     rc, out, err = cli_json(capsys, "verify", "--json", "--junit", str(tmp_path / "no" / "x.xml"))
     assert rc == 2 and out["error"]["code"] == "bad-input", err
     assert "no folder" in out["error"]["message"]
@@ -492,7 +492,7 @@ def test_row11_control_characters_read_from_the_machine_are_escaped(
 
 
 def test_row12_installer_quotes_the_venv_path(tmp_path: Path) -> None:
-    from setup_env.installer import InstallError, resolve_python
+    from setup_env.act.installer import InstallError, resolve_python
 
     where = tmp_path / "a broken venv; dir"
     with pytest.raises(InstallError) as err:
@@ -584,7 +584,7 @@ def test_row15_install_empty_venv_is_refused(capsys: pytest.CaptureFixture[str])
 def test_row15_index_url_with_dot_segments_is_refused(
     capsys: pytest.CaptureFixture[str], url: str
 ) -> None:
-    from setup_env.installer import InstallError, check_url
+    from setup_env.act.installer import InstallError, check_url
 
     rc, out, _ = cli_json(capsys, "plan", "--json", "--os", "linux", "--index-url", url)
     assert rc == 2 and out["schema"] == "setup-env/error"

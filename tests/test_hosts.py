@@ -16,9 +16,9 @@ from types import ModuleType
 import pytest
 
 from setup_env.facts import Facts
+from setup_env.knowledge.variant import CPU
 from setup_env.probe.detect import detect
 from setup_env.probe.host import LiveHost, ReplayHost
-from setup_env.variant import CPU
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 ROOT = Path(__file__).resolve().parent.parent

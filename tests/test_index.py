@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from setup_env import index
+from setup_env.knowledge import index
 
 FIX = Path(__file__).parent / "fixtures" / "index"
 _spec = importlib.util.spec_from_file_location("setup_env_test_loopback", FIX / "loopback.py")

@@ -1,4 +1,4 @@
-"""`setup-env install` and `setup_env.installer`.
+"""`setup-env install` and `setup_env.act.installer`.
 
 Nothing here touches the real environment: installs go into temporary venvs, HOME and the XDG
 folders point into tmp, the only network traffic is to 127.0.0.1. The end-to-end install uses the
@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from setup_env import installer as inst
+from setup_env.act import installer as inst
+from setup_env.act.installer import InstallError
 from setup_env.cli import main
-from setup_env.installer import InstallError
-from setup_env.plan import Plan
+from setup_env.decide.plan import Plan
+from setup_env.knowledge.variant import CPU, Variant
 from setup_env.probe.detect import detect
 from setup_env.probe.host import LiveHost
-from setup_env.variant import CPU, Variant
 
 FIXTURES = Path(__file__).parent / "fixtures" / "install"
 TORCH_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from setup_env import gpus
-from setup_env import matrix as mx
-from setup_env.plan import Plan, PlanError, PlanOptions, make_plan, spec_facts
+from setup_env.decide.plan import Plan, PlanError, PlanOptions, make_plan, spec_facts
+from setup_env.knowledge import gpus
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import Variant
 from setup_env.probe import jetson
 from setup_env.probe.detect import detect
 from setup_env.probe.host import ReplayHost
-from setup_env.variant import Variant
 
 HERE = Path(__file__).parent / "fixtures"
 HOSTS = HERE / "hosts"
@@ -185,7 +185,7 @@ def _with_torch(facts: object, version: str, variant: str) -> object:
 
 
 def test_doctor_on_a_jetson() -> None:
-    from setup_env.doctor import examine
+    from setup_env.decide.doctor import examine
 
     orin = detect(ReplayHost(HOSTS / "jetson-orin-nx-jp62"))
     desktop = examine(_with_torch(orin, "2.8.0", "cu128"), None, M)  # type: ignore[arg-type]
@@ -202,7 +202,7 @@ def test_doctor_on_a_jetson() -> None:
 def test_a_report_without_a_gpu_line_is_known_by_its_tegra_kernel() -> None:
     """No GPU name, no L4T release: a Jetson (its -tegra kernel), but NVIDIA's wheel is per
     JetPack and JetPack 5.0-5.1.2 all ship CUDA 11.4, so no command is guessed; never a driver."""
-    from setup_env.collect_env import parse
+    from setup_env.probe.report import parse
 
     text = (HERE / "collect_env/jetson-agx-orin-nv23.02.txt").read_text(encoding="utf-8")
     facts = parse(text).facts

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from setup_env import render
+from setup_env.output import render
 
 REPO = Path(__file__).resolve().parents[1]
 

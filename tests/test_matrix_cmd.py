@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from setup_env import index, matrix, refresh
 from setup_env.cli import main
-from setup_env.variant import CPU, Variant
+from setup_env.knowledge import index, matrix, refresh
+from setup_env.knowledge.variant import CPU, Variant
 
 V = Variant.parse
 

@@ -16,8 +16,8 @@ import pytest
 from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
-from setup_env import matrix as mx
-from setup_env.variant import CPU, Variant
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import CPU, Variant
 
 V = Variant.parse
 

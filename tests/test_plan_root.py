@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from setup_env import matrix as mx
 from setup_env.cli import main
-from setup_env.variant import Variant
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import Variant
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 

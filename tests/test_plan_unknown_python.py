@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from setup_env.plan import make_plan
+from setup_env.decide.plan import make_plan
 from setup_env.probe.detect import detect
 from setup_env.probe.host import ReplayHost
 
@@ -28,7 +28,7 @@ def test_unknown_glibc_judges_pypi_and_the_index_alike() -> None:
     # (a thin capture): the same release and build, plus a warning about the assumption.
     from dataclasses import replace
 
-    from setup_env.plan import spec_facts
+    from setup_env.decide.plan import spec_facts
 
     known = spec_facts(os="linux", python="3.12", gpus=["NVIDIA A10G"], glibc="2.35")
     unknown = replace(

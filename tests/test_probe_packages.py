@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from test_probe_host import make_replay
 
+from setup_env.knowledge.variant import CPU, Variant
 from setup_env.probe import packages
-from setup_env.variant import CPU, Variant
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 SITE = (

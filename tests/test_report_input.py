@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from setup_env.cli import main
-from setup_env.collect_env import decode, parse
+from setup_env.probe.report import decode, parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
 REPO = Path(__file__).resolve().parent.parent

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo
-from setup_env.smoke.decide import (
+from setup_env.decide.smoke import (
     classify_error,
     decide_arch,
     decide_build,
@@ -14,7 +13,8 @@ from setup_env.smoke.decide import (
     judge_speed,
     last_line,
 )
-from setup_env.smoke.model import CheckResult
+from setup_env.decide.smoke_model import CheckResult
+from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo
 
 # Real error text, each from the public report named beside it (copied as posted).
 REAL_ERRORS = [
@@ -239,7 +239,7 @@ def test_device_error_from_worker() -> None:
     assert decide_device(info, None, "cuda").status == "fail"
 
 
-class _Peaks:  # the shape setup_env.gpus.lookup() returns (attributes), see judge_speed
+class _Peaks:  # the shape setup_env.knowledge.gpus.lookup() returns (attributes), see judge_speed
     bf16_tflops = 989.0
     fp32_tflops = 67.0
     memory_gbps = 3350.0
@@ -275,7 +275,7 @@ def test_h2d_against_pcie_link_from_facts() -> None:
 
 
 def test_speed_against_the_real_gpu_catalogue() -> None:
-    gpus = pytest.importorskip("setup_env.gpus")
+    gpus = pytest.importorskip("setup_env.knowledge.gpus")
     peaks = gpus.lookup("NVIDIA H200")
     assert peaks is not None
     healthy = CheckResult("memory-bandwidth", "pass", 0.2, "3900 GB/s", "cuda:0", {"gbps": 3900.0})

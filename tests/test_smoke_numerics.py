@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from setup_env.smoke import worker  # noqa: E402
+from setup_env.act.smoke import worker  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from setup_env.smoke import CheckResult, VerifyOptions, run_verify
-from setup_env.smoke.model import CHECK_NAMES
-from setup_env.smoke.runner import TEST_CHECKS_ENV, selected_checks
+from setup_env.act.smoke import CheckResult, VerifyOptions, run_verify
+from setup_env.act.smoke.runner import TEST_CHECKS_ENV, selected_checks
+from setup_env.decide.smoke_model import CHECK_NAMES
 
 NO_TORCH_PYTHON = "/root/.pyenv/versions/3.12.1/bin/python"  # this workplace: no torch there
 OLD_PYTHON = "/root/.pyenv/versions/2.7.18/bin/python"
@@ -160,8 +160,8 @@ def test_worker_module_runs_on_python39_syntax() -> None:
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files = [
-        os.path.join(here, "setup_env", "smoke", f)
-        for f in ("worker.py", "dist_worker.py", "model.py")
+        os.path.join(here, "setup_env", *f.split("/"))
+        for f in ("act/smoke/worker.py", "act/smoke/dist_worker.py", "decide/smoke_model.py")
     ]
     proc = subprocess.run(
         [py39, "-m", "py_compile", *files], capture_output=True, text=True, timeout=60

@@ -1,4 +1,4 @@
-"""setup_env.tags against packaging.tags, the oracle.
+"""setup_env.knowledge.tags against packaging.tags, the oracle.
 
 packaging's Linux functions read the running machine (glibc through confstr, musl through the
 interpreter's ELF header); each case here hands them the glibc / musl version and the ABI answer
@@ -13,7 +13,7 @@ import sys
 import pytest
 from packaging import _manylinux, _musllinux, tags
 
-from setup_env import tags as ours
+from setup_env.knowledge import tags as ours
 
 GLIBCS = [(2, 5), (2, 12), (2, 16), (2, 17), (2, 24), (2, 28), (2, 31), (2, 34), (2, 35), (2, 39)]
 LINUX_ARCHES = ["x86_64", "aarch64", "i686", "ppc64le", "s390x", "armv7l"]
@@ -212,7 +212,10 @@ def test_floor_of_tag(tag: str, floor: tuple[str, tuple[int, int]] | None) -> No
 
 def test_no_packaging_at_import() -> None:
     """detect on glibc Linux derives tags through this module without importing packaging."""
-    code = "import sys, setup_env.tags; print(any(m.startswith('packaging') for m in sys.modules))"
+    code = (
+        "import sys, setup_env.knowledge.tags; "
+        "print(any(m.startswith('packaging') for m in sys.modules))"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
@@ -221,8 +224,8 @@ def test_no_packaging_at_import() -> None:
 
 def test_planner_reads_the_macos_floor_from_the_tags() -> None:
     """plan's "needs macOS X" comes from the release's own macosx_* tags for that interpreter."""
-    from setup_env import matrix
-    from setup_env.plan import PlanOptions, make_plan, spec_facts
+    from setup_env.decide.plan import PlanOptions, make_plan, spec_facts
+    from setup_env.knowledge import matrix
 
     m = matrix.load_matrix(matrix.BUNDLED_PATH)
     rel = m.release("2.15.0")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from setup_env.variant import CPU, MPS, XPU, Variant, VariantError
+from setup_env.knowledge.variant import CPU, MPS, XPU, Variant, VariantError
 
 MATRIX = Path(__file__).resolve().parent / "fixtures" / "matrix" / "wheels-subset.json"
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from setup_env import render
 from setup_env.cli import main
 from setup_env.commands import verify as verify_cmd
-from setup_env.smoke.junit import to_junit
-from setup_env.smoke.model import CheckResult, VerifyReport, count_statuses
+from setup_env.decide.smoke_model import CheckResult, VerifyReport, count_statuses
+from setup_env.output import render
+from setup_env.output.junit import to_junit
 
 NO_TORCH_PYTHON = "/root/.pyenv/versions/3.12.1/bin/python"
 

@@ -14,7 +14,7 @@ With ``plan``'s machine flags (``--gpu H100 --driver 570.86.10``, ``--os/--arch/
 its binaries, its CUDA against the target's driver, its wheel tags against the target's OS, CPU
 and glibc; verify's CPU checks still run here. ``--expect`` turns an image policy into checks.
 
-This module only gathers; ``setup_env.verdict`` decides and ``setup_env.render_check`` prints.
+This module only gathers; ``decide.verdict`` decides and ``output.render_check`` prints.
 Exit codes: 0 ready; 1 action needed or broken; 3 the machine can't be examined; 2 usage.
 """
 
@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING, Any, Optional
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from setup_env.cloudplan import CloudAdvice
+    from setup_env.decide.cloudplan import CloudAdvice
+    from setup_env.decide.smoke_model import CheckResult, VerifyReport
+    from setup_env.decide.verdict import CheckReport, Expect
     from setup_env.facts import Facts
-    from setup_env.render import Style
-    from setup_env.smoke.model import CheckResult, VerifyReport
-    from setup_env.verdict import CheckReport, Expect
+    from setup_env.output.render import Style
 
 # Kept importable from here: tests and callers know the verdict by this name.
-from setup_env.verdict import Verdict, decide
+from setup_env.decide.verdict import Verdict, decide
 
 __all__ = ["Verdict", "add_arguments", "decide", "run"]
 
@@ -101,8 +101,8 @@ def _progress(live: Any, style: Style) -> Any:
 def _verify(
     facts: Facts, device: Optional[str], style: Style, all_devices: bool = False
 ) -> VerifyReport:
-    from setup_env import render
-    from setup_env.smoke import VerifyOptions, run_verify
+    from setup_env.act.smoke import VerifyOptions, run_verify
+    from setup_env.output import render
 
     live = render.LiveLine(sys.stderr)
     live.show("verifying the installed torch...")
@@ -155,10 +155,10 @@ def _target_facts(local: Facts, target: Facts) -> Facts:
 
 def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Style) -> CheckReport:
     """Everything check learns, decided (raises SourceError / BadMachine)."""
-    from setup_env import verdict as V
     from setup_env.commands._source import load_facts
-    from setup_env.doctor import examine
-    from setup_env.matrix import in_use
+    from setup_env.decide import verdict as V
+    from setup_env.decide.doctor import examine
+    from setup_env.knowledge.matrix import in_use
 
     advice: Optional[CloudAdvice] = None
     target_label: Optional[str] = None
@@ -188,7 +188,7 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
         facts, label = load_facts(args.root)
         plan_facts = facts  # on a fresh GPU instance: plus the GPUs its type has (cloudplan.apply)
         try:
-            from setup_env.cloudplan import apply
+            from setup_env.decide.cloudplan import apply
 
             plan_facts, advice = apply(args, facts)
         except Exception as exc:  # cloud advice is extra; it never stops the check
@@ -248,10 +248,10 @@ def _local_only(facts: Facts) -> Facts:
 
 
 def run(args: argparse.Namespace) -> int:
-    from setup_env import render, render_check
     from setup_env.commands._source import SourceError
     from setup_env.commands.plan import BadMachine
-    from setup_env.verdict import ExpectError, parse_expect
+    from setup_env.decide.verdict import ExpectError, parse_expect
+    from setup_env.output import render, render_check
 
     style = render.Style(render.use_color(sys.stdout, args.color))
     err_style = render.Style(render.use_color(sys.stderr, args.color))

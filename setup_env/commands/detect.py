@@ -15,7 +15,7 @@ from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from setup_env.facts import Facts, Gpu
-    from setup_env.render import Style
+    from setup_env.output.render import Style
 
 TOOLKIT_SENTENCE = (
     "A CUDA toolkit does not decide which PyTorch wheel to install: the wheels carry their own "
@@ -46,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from setup_env import render
     from setup_env.commands._source import SourceError, open_host
+    from setup_env.output import render
     from setup_env.probe.detect import detect
 
     try:
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def summary(facts: Facts, style: Style, verbose: int = 0, label: str = "live") -> str:
-    from setup_env.render import human_bytes, table
+    from setup_env.output.render import human_bytes, table
 
     lines: list[str] = []
 
@@ -241,7 +241,7 @@ _GPU_HEADERS = ("GPU", "Name", "Arch", "Memory", "Bus-Id", "MIG", "Persistence")
 
 
 def _gpu_row(g: Gpu) -> tuple[object, ...]:
-    from setup_env.render import human_bytes as hb
+    from setup_env.output.render import human_bytes as hb
 
     arch = f"sm {g.compute_capability}" if g.compute_capability else (g.gfx_arch or "")
     mig = "" if g.mig_mode is None else ("on" if g.mig_mode else "off")

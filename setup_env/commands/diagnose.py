@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Optional
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from setup_env.causes import Route
-    from setup_env.collect_env import Report
-    from setup_env.doctor import Finding
-    from setup_env.plan import Plan
-    from setup_env.render import Style
+    from setup_env.decide.causes import Route
+    from setup_env.decide.doctor import Finding
+    from setup_env.decide.plan import Plan
+    from setup_env.output.render import Style
+    from setup_env.probe.report import Report
 
 MAX_BYTES = 4_000_000  # a collect_env report is a few KiB; a whole issue thread is still small
 
@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read(path: str) -> str:
-    from setup_env.collect_env import decode
+    from setup_env.probe.report import decode
 
     if path == "-":
         data = (
@@ -66,7 +66,7 @@ _MISSING_WORDS = {
 
 
 def _jetson_plan(plan: Plan) -> bool:
-    """A plan from the Jetson planner (setup_env/jetsonplan.py)."""
+    """A plan from the Jetson planner (setup_env/decide/jetsonplan.py)."""
     return plan.source == "jetson" or plan.details.get("route") == "jetson"
 
 
@@ -76,7 +76,7 @@ def missing_text(report: Report) -> str:
 
 def report_findings(report: Report, findings: tuple[Finding, ...]) -> list[Finding]:
     """What only the report shows (torch's own verdict on CUDA), beyond the doctor's findings."""
-    from setup_env.doctor import Finding
+    from setup_env.decide.doctor import Finding
 
     out: list[Finding] = []
     facts = report.facts
@@ -161,8 +161,8 @@ def render_text(
     verbose: int = 0,
     road: Optional[Route] = None,
 ) -> str:
-    from setup_env.render_check import render_findings
-    from setup_env.verdict import headline
+    from setup_env.decide.verdict import headline
+    from setup_env.output.render_check import render_findings
 
     out = [style("The report says:", "bold")]
     out += ["  " + line for line in _describe(report)]
@@ -199,11 +199,12 @@ def render_text(
 
 
 def run(args: argparse.Namespace) -> int:
-    from setup_env import causes, render
-    from setup_env.collect_env import CollectEnvError, parse
-    from setup_env.doctor import examine
-    from setup_env.matrix import in_use
-    from setup_env.verdict import counts, finding_json, plan_json, safe_plan
+    from setup_env.decide import causes
+    from setup_env.decide.doctor import examine
+    from setup_env.decide.verdict import counts, finding_json, plan_json, safe_plan
+    from setup_env.knowledge.matrix import in_use
+    from setup_env.output import render
+    from setup_env.probe.report import CollectEnvError, parse
 
     try:
         text = _read(args.file)

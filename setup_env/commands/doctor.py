@@ -3,8 +3,8 @@
 Exit codes: 0 no error-level finding; 1 at least one; 2 usage; 3 the machine (``--root``) or the
 facts file (``--facts``) could not be examined.
 
-The helpers it shares with ``diagnose`` and ``check`` live in ``setup_env.verdict`` (``counts``,
-``headline``, ``finding_json``, ``plan_json``, ``safe_plan``), ``setup_env.render_check``
+The helpers it shares with ``diagnose`` and ``check`` live in ``decide.verdict`` (``counts``,
+``headline``, ``finding_json``, ``plan_json``, ``safe_plan``), ``setup_env.output.render_check``
 (``render_findings``) and ``setup_env.commands._source`` (``load_facts``); they stay importable
 from here.
 """
@@ -15,9 +15,9 @@ import argparse
 import sys
 
 from setup_env.commands._source import SourceError, load_facts
+from setup_env.decide.verdict import counts, finding_json, headline, plan_json, safe_plan
 from setup_env.exitcodes import ExitCode
-from setup_env.render_check import render_findings
-from setup_env.verdict import counts, finding_json, headline, plan_json, safe_plan
+from setup_env.output.render_check import render_findings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,9 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from setup_env import render
-    from setup_env.doctor import examine
-    from setup_env.matrix import in_use
+    from setup_env.decide.doctor import examine
+    from setup_env.knowledge.matrix import in_use
+    from setup_env.output import render
 
     try:
         facts, label = load_facts(args.root, args.facts)

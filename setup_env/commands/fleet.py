@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _write(text: str, path: str | None, as_json: bool) -> int:
-    from setup_env import render
+    from setup_env.output import render
 
     if not path:
         sys.stdout.write(text)
@@ -86,9 +86,11 @@ def _write(text: str, path: str | None, as_json: bool) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from setup_env import __version__, render
-    from setup_env.fleet import model, report
-    from setup_env.fleet import render as fleet_render
+    from setup_env import __version__
+    from setup_env.decide import fleet as report
+    from setup_env.output import render
+    from setup_env.output import render_fleet as fleet_render
+    from setup_env.probe import fleet_nodes as model
 
     nodes, bad = model.load(args.paths)
     if not nodes:
@@ -125,8 +127,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from setup_env import render
-    from setup_env.fleet import launchers
+    from setup_env.act import launchers
+    from setup_env.output import render
 
     if args.action == "report":
         return _report(args)

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, Optional
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
+    from setup_env.act.installer import InstallArgs, OfflineAdvice
+    from setup_env.decide.plan import Plan
     from setup_env.facts import Facts
-    from setup_env.installer import InstallArgs, OfflineAdvice
-    from setup_env.plan import Plan
 
 EPILOG = """\
 exit codes: 0 installed (or already installed) and verified; 1 nothing fits, the installer or
@@ -95,7 +95,7 @@ class _Out:
     """Narrative to stdout (or to stderr under --json), errors to stderr, one JSON document."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from setup_env import render
+        from setup_env.output import render
 
         self.json = bool(args.json)
         stream = sys.stderr if self.json else sys.stdout
@@ -112,7 +112,7 @@ class _Out:
         print(f"{head}: {text}", file=sys.stderr, flush=True)
 
     def finish(self, code: int, action: str, message: str = "") -> int:
-        from setup_env import render
+        from setup_env.output import render
 
         self.doc["action"] = action
         self.doc["message"] = message
@@ -123,8 +123,8 @@ class _Out:
 
 
 def _plan_options(args: argparse.Namespace, installer: str) -> Any:
-    from setup_env.installer import InstallError, check_url
-    from setup_env.plan import PlanError, PlanOptions, check_options
+    from setup_env.act.installer import InstallError, check_url
+    from setup_env.decide.plan import PlanError, PlanOptions, check_options
 
     options = PlanOptions(
         torch=args.torch.strip() if args.torch else None,
@@ -143,7 +143,7 @@ def _plan_options(args: argparse.Namespace, installer: str) -> Any:
 
 def _validate_early(args: argparse.Namespace) -> None:
     """Every option checked before anything is detected or run."""
-    from setup_env.installer import InstallError
+    from setup_env.act.installer import InstallError
 
     _plan_options(args, "pip")
     if args.timeout is not None and not 0 < args.timeout <= 7 * 86400:
@@ -174,8 +174,8 @@ def _user_flags(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from setup_env import installer as inst
-    from setup_env.installer import InstallError
+    from setup_env.act import installer as inst
+    from setup_env.act.installer import InstallError
 
     out = _Out(args)
     try:
@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         find_links = [inst.check_dir(d) for d in (args.find_links or [])]
         python = inst.resolve_python(args.python, args.venv)
     except InstallError as exc:  # nothing was done yet: the error envelope, as every command
-        from setup_env import render
+        from setup_env.output import render
 
         kind = "usage" if exc.code == ExitCode.USAGE else "unexaminable"
         return render.fail("install", kind, str(exc), exc.code, bool(args.json))
@@ -195,9 +195,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, out: _Out, python: str, find_links: list[str]) -> int:
-    from setup_env import installer as inst
-    from setup_env.installer import InstallError
-    from setup_env.plan import make_plan
+    from setup_env.act import installer as inst
+    from setup_env.act.installer import InstallError
+    from setup_env.decide.plan import make_plan
     from setup_env.probe.detect import detect
     from setup_env.probe.host import LiveHost
 
@@ -348,9 +348,9 @@ def _no_plan(out: _Out, plan: Plan) -> int:
 
 
 def _check_space(host: Any, record: Any, python: str, plan: Plan, label: str) -> None:
-    from setup_env import installer as inst
-    from setup_env.installer import InstallError
-    from setup_env.render import human_bytes
+    from setup_env.act import installer as inst
+    from setup_env.act.installer import InstallError
+    from setup_env.output.render import human_bytes
 
     prefix = str(record.get("prefix") or os.path.dirname(os.path.dirname(python)))
     free = host.disk_free(prefix)
@@ -371,7 +371,7 @@ def _advice(
     facts: Facts,
     iargs: InstallArgs,
 ) -> OfflineAdvice:
-    from setup_env import installer as inst
+    from setup_env.act import installer as inst
 
     then = ["setup-env", "install", *_user_flags(args), "--find-links", "torch-wheels"]
     advice = inst.offline_advice(plan, facts, iargs, then)
@@ -414,7 +414,7 @@ def _failed(
     result: Any,
     find_links: list[str],
 ) -> int:
-    from setup_env import installer as inst
+    from setup_env.act import installer as inst
 
     failure = inst.classify_failure(result.output_tail)
     out.doc["failure"] = {"kind": failure.kind, "detail": failure.detail}
@@ -445,11 +445,11 @@ def _verify(
     action: str,
     plan: Optional[Plan] = None,
 ) -> int:
-    from setup_env import installer as inst
-    from setup_env import render
+    from setup_env.act import installer as inst
+    from setup_env.act.smoke import VerifyOptions, run_verify
     from setup_env.commands import verify as verify_cmd
+    from setup_env.output import render
     from setup_env.probe.detect import detect
-    from setup_env.smoke import VerifyOptions, run_verify
 
     facts = detect(host)  # again: the packages changed
     now = facts.package("torch")

@@ -5,7 +5,7 @@
   arch lists and driver minimums; ``--torch``/``--variant`` filter, ``--json`` for the document.
 * ``refresh``: reads PyPI (PEP 691) and PyTorch's index (PEP 503, one page per variant), merges
   what it read into the current copy (the valid refreshed copy in use, else the bundled data),
-  validates and writes it atomically (``setup_env.refresh`` does all of it; this module is the
+  validates and writes it atomically (``knowledge.refresh`` does all of it; this module is the
   CLI). Exit codes, chosen for CI:
 
   ==========================  =====================================================================
@@ -23,8 +23,8 @@
   or of every library in a wheel (streamed from the zip); exit 2 on an unreadable file.
 
 Progress (one line per index page) goes to stderr; stdout carries the result only. This module is
-the CLI: ``setup_env.matrix_report`` builds what show and arches report, ``setup_env.refresh``
-refreshes, ``setup_env.render_matrix`` renders every result as text or JSON.
+the CLI: ``decide.matrix_report`` builds what show and arches report, ``knowledge.refresh``
+refreshes, ``setup_env.output.render_matrix`` renders every result as text or JSON.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def _json(args: argparse.Namespace) -> bool:
 
 
 def _style(args: argparse.Namespace) -> Any:
-    from setup_env import render
+    from setup_env.output import render
 
     return render.Style(render.use_color(sys.stdout, args.color))
 
@@ -97,8 +97,9 @@ def _verbose(args: argparse.Namespace) -> int:
 
 
 def _arches(args: argparse.Namespace) -> int:
-    from setup_env import fatbin, render, render_matrix
-    from setup_env.matrix_report import arches_payload
+    from setup_env.decide.matrix_report import arches_payload
+    from setup_env.output import render, render_matrix
+    from setup_env.probe import fatbin
 
     files: list[fatbin.FileArches] = []
     errors: list[str] = []
@@ -118,8 +119,9 @@ def _arches(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from setup_env import matrix, render, render_matrix
-    from setup_env.matrix_report import show_payload
+    from setup_env.decide.matrix_report import show_payload
+    from setup_env.knowledge import matrix
+    from setup_env.output import render, render_matrix
 
     as_json = _json(args)
     try:
@@ -149,7 +151,8 @@ _URL = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+(?:/[A-Za-z0-9._~%+/-]*)?")
 def _refresh(args: argparse.Namespace) -> int:
     import os
 
-    from setup_env import index, refresh, render, render_matrix
+    from setup_env.knowledge import index, refresh
+    from setup_env.output import render, render_matrix
 
     as_json = _json(args)
 

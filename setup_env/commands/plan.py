@@ -2,7 +2,7 @@
 
 Facts come from (first match): ``--facts FILE`` (the JSON of ``setup-env detect --json``,
 envelope or bare), a spec (``--os`` with ``--arch --python --gpu --driver --glibc --macos``), a
-cloud instance (``--cloud/--instance-type``, see ``setup_env.cloudplan``), ``--root DIR`` (a
+cloud instance (``--cloud/--instance-type``, see ``setup_env.decide.cloudplan``), ``--root DIR`` (a
 captured machine), else this machine. Spec flags without ``--os`` (``--gpu``, ``--driver``...)
 describe this machine, or the one ``--root`` replays, with those GPUs: its OS, CPU and Python are
 read through the Host seam (the probes), never from the ``platform`` of the machine running this.
@@ -20,12 +20,18 @@ from typing import TYPE_CHECKING, Any
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from setup_env.cloudplan import CloudAdvice
+    from setup_env.decide.cloudplan import CloudAdvice
+    from setup_env.decide.plan import Plan
     from setup_env.facts import Facts
-    from setup_env.plan import Plan
     from setup_env.probe.host import Host
 
-INSTALLERS = ("pip", "uv", "uv-project", "poetry", "requirements")  # = setup_env.plan.INSTALLERS
+INSTALLERS = (
+    "pip",
+    "uv",
+    "uv-project",
+    "poetry",
+    "requirements",
+)  # = setup_env.decide.plan.INSTALLERS
 SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl", "jetpack")
 
 
@@ -56,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_machine_arguments(parser: argparse.ArgumentParser) -> None:
     """The machine description (a spec, or a cloud instance): `plan` and `check` share it."""
-    from setup_env import cloudplan
+    from setup_env.decide import cloudplan
 
     spec = parser.add_argument_group("what-if: describe a machine")
     spec.add_argument("--os", choices=("linux", "windows", "macos"))
@@ -88,7 +94,7 @@ class _BadInput(Exception):
 
 
 def _fail(args: argparse.Namespace, exc: _BadInput) -> int:
-    from setup_env import render
+    from setup_env.output import render
 
     code = "unexaminable" if exc.code == ExitCode.UNEXAMINABLE else "bad-input"
     return render.fail("plan", code, str(exc), int(exc.code), args.json)
@@ -96,8 +102,8 @@ def _fail(args: argparse.Namespace, exc: _BadInput) -> int:
 
 def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
     from setup_env.commands._source import SourceError, read_facts_file
+    from setup_env.decide.plan import PlanError, spec_facts
     from setup_env.facts import Facts
-    from setup_env.plan import PlanError, spec_facts
 
     spec_given = [f for f in SPEC_FLAGS if getattr(args, f)]
     cloud = bool(getattr(args, "cloud", None) or getattr(args, "instance_type", None))
@@ -180,7 +186,7 @@ def _host_spec(args: argparse.Namespace, host: Host) -> None:
     if jetpack or _names_a_jetson(getattr(args, "gpu", None) or ()):
         # `plan --gpu "Jetson AGX Orin"`: a Jetson is an aarch64 Linux machine, whatever runs
         # this; its OS and Python come from the JetPack, not from this host.
-        from setup_env.gpus import CatalogueError, load
+        from setup_env.knowledge.gpus import CatalogueError, load
 
         args.os = "linux"
         args.arch = args.arch or "aarch64"
@@ -212,7 +218,7 @@ def _host_spec(args: argparse.Namespace, host: Host) -> None:
 
 def _jetson_ccs(names: object) -> list[str]:
     """The compute capabilities of the Jetson modules a ``--gpu`` names (catalogue "embedded")."""
-    from setup_env.gpus import CatalogueError, identify
+    from setup_env.knowledge.gpus import CatalogueError, identify
 
     out: list[str] = []
     try:
@@ -240,7 +246,7 @@ class BadMachine(ValueError):
 def described_machine(args: argparse.Namespace) -> tuple[Facts, str, CloudAdvice | None]:
     """The machine that `plan`'s machine flags describe (for `check` on a target machine):
     facts, a label, and the cloud advice when it is an instance type. Raises BadMachine."""
-    from setup_env import cloudplan
+    from setup_env.decide import cloudplan
 
     try:
         facts, label = _facts(args)
@@ -275,10 +281,11 @@ def _with_python(facts: Facts, python: str) -> Facts:
 
 
 def run(args: argparse.Namespace) -> int:
-    from setup_env import cloudplan, render
+    from setup_env.decide import cloudplan
+    from setup_env.decide.plan import PlanError, PlanOptions, facts_summary, make_plan
     from setup_env.facts import to_jsonable
-    from setup_env.matrix import MatrixError, load_matrix
-    from setup_env.plan import PlanError, PlanOptions, facts_summary, make_plan
+    from setup_env.knowledge.matrix import MatrixError, load_matrix
+    from setup_env.output import render
 
     try:
         matrix = load_matrix(args.matrix)

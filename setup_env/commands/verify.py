@@ -1,6 +1,6 @@
 """`setup-env verify`: prove the installed PyTorch works on this machine's devices.
 
-One worker process imports torch and runs the checks (``setup_env.smoke``); this module only
+One worker process imports torch and runs the checks (``setup_env.act.smoke``); this module only
 parses options, shows progress on stderr, and prints the summary, ``--json`` or ``--junit``.
 Exit 0: every check passed (warnings allowed); 1: a check failed; 2: bad options; 3: torch is
 not installed in that interpreter (or it could not be run at all).
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from setup_env.render import Style
-    from setup_env.smoke.model import CheckResult, VerifyReport
+    from setup_env.decide.smoke_model import CheckResult, VerifyReport
+    from setup_env.output.render import Style
 
 _DEVICE = re.compile(r"^(auto|cpu|cuda|xpu|mps)(:\d{1,3})?$")
 # What torchrun's rendezvous options may look like: hosts, ports, ids. Passed as argv, never to a
@@ -30,7 +30,7 @@ RDZV_BACKENDS = ("c10d", "etcd", "etcd-v2", "static")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from setup_env.smoke.model import CHECK_NAMES
+    from setup_env.decide.smoke_model import CHECK_NAMES
 
     parser.add_argument(
         "--device",
@@ -81,7 +81,7 @@ class UsageError(ValueError):
 
 
 def _names(text: str | None, flag: str) -> tuple[str, ...]:
-    from setup_env.smoke.model import CHECK_NAMES
+    from setup_env.decide.smoke_model import CHECK_NAMES
 
     if not text:
         return ()
@@ -132,7 +132,7 @@ def torchrun_args(args: argparse.Namespace) -> tuple[str, ...]:
 
 def options_from_args(args: argparse.Namespace) -> Any:
     """argparse -> VerifyOptions (raises UsageError with a one-line message)."""
-    from setup_env.smoke.model import VerifyOptions
+    from setup_env.decide.smoke_model import VerifyOptions
 
     device = getattr(args, "device", None)
     if device is not None and not _DEVICE.match(device.strip()):
@@ -198,7 +198,7 @@ def _short(text: str, width: int) -> str:
 
 
 def summary(report: VerifyReport, style: Style, verbose: int = 0) -> str:
-    from setup_env.render import table
+    from setup_env.output.render import table
 
     lines: list[str] = []
     head = f"setup-env verify: torch {report.torch_version or '(none)'}"
@@ -287,9 +287,9 @@ def _unwritable(path: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from setup_env import render
-    from setup_env.smoke import run_verify
-    from setup_env.smoke.junit import to_junit
+    from setup_env.act.smoke import run_verify
+    from setup_env.output import render
+    from setup_env.output.junit import to_junit
 
     try:
         options = options_from_args(args)

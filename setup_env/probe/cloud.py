@@ -708,7 +708,7 @@ def _with_catalogue(info: CloudInfo, notes: list[Note]) -> CloudInfo:
     """Add what the catalogue says the instance type has (loaded only for a known cloud VM)."""
     from dataclasses import replace
 
-    from setup_env import cloud_catalog
+    from setup_env.knowledge import cloud_catalog
 
     try:
         catalog = cloud_catalog.load()

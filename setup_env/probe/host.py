@@ -301,7 +301,7 @@ def most_specific_tags() -> list[str]:
         if libc == "glibc" and sys.implementation.name == "cpython":
             # The same list packaging.tags.sys_tags() gives for this ABI, without importing it
             # (and logging, and 64 failed `import _manylinux` probes): ~15 ms of start-up.
-            from setup_env.tags import derive_tags
+            from setup_env.knowledge.tags import derive_tags
 
             return derive_tags(
                 _python_version(),

@@ -2,7 +2,7 @@
 
 Sources: the host's interpreter record (``platform``, ``sysconfig``, ``packaging.tags`` as the
 interpreter itself computed them). A captured folder written by hand may lack ``tags``: they
-are then derived from the version, architecture and C library by ``setup_env.tags`` (the rules of
+are then derived from the version, architecture and C library by ``knowledge.tags`` (the rules of
 ``packaging.tags``, pure), marked ``derived`` in the sources.
 Rosetta 2: ``sysctl.proc_translated`` (1 inside Rosetta), or an x86_64 Python on hardware whose
 ``hw.optional.arm64`` is 1.
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from setup_env.facts import Note, PythonInfo
+from setup_env.knowledge.tags import derive_tags
 from setup_env.probe.host import Host
-from setup_env.tags import derive_tags
 
 
 def detect(

@@ -13,7 +13,7 @@ its own: the GPU driver is part of the L4T (Linux for Tegra) release. Sources, i
 4. ``/usr/local/cuda/version.json`` (``{"cuda": {"name": "CUDA SDK", "version": "12.6.68"}}``).
 
 The JetPack version and, when version.json is absent, the CUDA version come from the JetPack
-table of the GPU knowledge base (``setup_env.gpus``). ``None`` (no notes) when nothing Tegra is
+table of the GPU knowledge base (``knowledge.gpus``). ``None`` (no notes) when nothing Tegra is
 seen. Garbled files become Notes, never exceptions.
 """
 
@@ -143,7 +143,7 @@ def detect(host: Host) -> tuple[Optional[JetsonInfo], list[Note]]:
             sources["cuda"] = CUDA_VERSION_JSON
     jetpack = None
     if l4t is not None:
-        from setup_env import gpus
+        from setup_env.knowledge import gpus
 
         try:
             row = gpus.load().jetpack_for_l4t(l4t)

@@ -25,7 +25,7 @@ mismatch``, ``NVIDIA-SMI has failed because it couldn't communicate with the NVI
 Garbled or truncated output, names missing from the GPU catalogue, empty or unreadable files and
 a hung command become Notes. Where no source gives the compute capability (drivers before 510,
 the plain table, ``-q``), it stays ``None`` and a Note says why; the planner resolves it from the
-catalogue by name (``setup_env.gpus.lookup``).
+catalogue by name (``setup_env.knowledge.gpus.lookup``).
 
 ``None`` is returned (with no notes) only when nothing NVIDIA is seen at all.
 """
@@ -919,11 +919,11 @@ def _overrides(host: Host, acc: _Acc) -> None:
 
 
 def _catalogue_notes(acc: _Acc) -> None:
-    """Notes where the GPU knowledge base (setup_env.resolve) does not know a GPU by name or
+    """Notes where the GPU knowledge base (setup_env.probe.resolve) does not know a GPU by name or
     disagrees with what the driver reported."""
     if not acc.gpus:
         return
-    from setup_env.resolve import resolve_gpu
+    from setup_env.probe.resolve import resolve_gpu
 
     for g in acc.gpus:
         if g.name == "unknown NVIDIA GPU":
@@ -933,7 +933,7 @@ def _catalogue_notes(acc: _Acc) -> None:
             acc.note(
                 "gpu-catalogue-unavailable",
                 "setup_env/data/gpus.json is unreadable",
-                "setup_env.gpus",
+                "setup_env.knowledge.gpus",
             )
             return
         if r.code == "gpu-unknown":
@@ -949,7 +949,7 @@ def _catalogue_notes(acc: _Acc) -> None:
             continue
         model = r.model
         if g.compute_capability and r.match == "exact" and model is not None:
-            from setup_env.gpus import lookup
+            from setup_env.knowledge.gpus import lookup
 
             known = lookup(model)
             if known is not None and known.compute_capability != g.compute_capability:

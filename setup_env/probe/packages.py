@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from setup_env.facts import InstalledPackage, Note
+from setup_env.knowledge.variant import CPU, XPU, Variant
 from setup_env.probe.host import Host
-from setup_env.variant import CPU, XPU, Variant
 
 NAMES = ("torch", "torchvision", "torchaudio")
 _META_DIR = re.compile(r"^([A-Za-z0-9_.]+?)-([^-]+?)\.dist-info$")

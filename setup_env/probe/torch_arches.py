@@ -2,7 +2,7 @@
 
 ``torch/lib/`` of a CUDA build holds the kernels (``libtorch_cuda.so``, ``libc10_cuda.so``; on
 Windows ``torch_cuda.dll``); each keeps its device code in CUDA fat binaries, read by
-``setup_env.fatbin`` (only the entry headers: a 1.5 GB ``libtorch_cuda.so`` is read in tens of
+``setup_env.probe.fatbin`` (only the entry headers: a 1.5 GB ``libtorch_cuda.so`` is read in tens of
 milliseconds). ELF libraries are read through their section table only, so a CPU build's
 ``libtorch_cpu.so`` (no ``.nv_fatbin`` section) costs a header read, not a scan of 400 MB.
 DLLs and Mach-O files have no such table: only those named ``*cuda*`` are scanned.
@@ -16,15 +16,15 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Optional
 
+from setup_env.decide.verdict import TorchArches
 from setup_env.facts import InstalledPackage
-from setup_env.verdict import TorchArches
 
 if TYPE_CHECKING:
     pass
 
 
 def _libraries(libdir: str) -> list[str]:
-    from setup_env.fatbin import is_library_name
+    from setup_env.probe.fatbin import is_library_name
 
     try:
         names = sorted(os.listdir(libdir))
@@ -35,7 +35,7 @@ def _libraries(libdir: str) -> list[str]:
 
 def read(pkg: Optional[InstalledPackage]) -> Optional[TorchArches]:
     """The SASS and PTX architectures of ``pkg`` (torch) as installed; None without a location."""
-    from setup_env import fatbin
+    from setup_env.probe import fatbin
 
     if pkg is None or not pkg.location:
         return None

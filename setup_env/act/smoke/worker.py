@@ -1,0 +1,750 @@
+"""The verify worker: ``python -m setup_env.act.smoke.worker --spec JSON``.
+
+Runs in a child process, possibly under another interpreter (``verify --python``), so it uses
+only the standard library and torch (Python 3.9+). It imports torch once, then runs the checks it
+is given, reporting each event as one JSON line on its original stdout::
+
+    {"event": "hello", "python": "...", "pid": 123}
+    {"event": "import_failed", "type": "ImportError", "message": "...", "traceback": "..."}
+    {"event": "imported", "import_s": 1.2, "torch_version": "2.13.0+cpu"}
+    {"event": "info", ...build report: versions, arch list, devices...}
+    {"event": "plan", "items": [["roundtrip", "cpu"], ...]}
+    {"event": "start", "check": "matmul", "device": "cpu"}
+    {"event": "result", "check": "matmul", "device": "cpu", "status": "pass", ...}
+    {"event": "done"}
+
+Anything else written to fd 1 (by torch, a C library, a warning) is sent to stderr instead, so the
+protocol stays clean. The parent enforces each check's deadline and kills this process past it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import traceback
+import warnings
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+_OUT: Any = None  # the protocol stream (the original stdout)
+
+
+def emit(event: str, **fields: Any) -> None:
+    fields["event"] = event
+    line = json.dumps(fields, default=str)
+    _OUT.write(line + "\n")
+    _OUT.flush()
+
+
+def _take_stdout() -> None:
+    """Keep the real stdout for the protocol; point fd 1 (and sys.stdout) at stderr."""
+    global _OUT
+    sys.stdout.flush()
+    proto_fd = os.dup(1)
+    os.dup2(2, 1)
+    _OUT = os.fdopen(proto_fd, "w", buffering=1, encoding="utf-8")
+    sys.stdout = sys.stderr
+
+
+class CheckFailed(Exception):
+    """A check's verdict: fail, with evidence and maybe a fix."""
+
+    def __init__(
+        self, message: str, evidence: Optional[Dict[str, Any]] = None, fix: Optional[str] = None
+    ) -> None:
+        super().__init__(message)
+        self.evidence = evidence or {}
+        self.fix = fix
+
+
+class CheckSkipped(Exception):
+    def __init__(self, message: str, evidence: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(message)
+        self.evidence = evidence or {}
+
+
+# --- numerics -----------------------------------------------------------------------------------
+
+# Unit roundoff of each compute dtype (2^-p, p = significand bits incl. the implicit one).
+UNIT_ROUNDOFF = {
+    "float64": 2.0**-53,
+    "float32": 2.0**-24,
+    "tf32": 2.0**-11,
+    "float16": 2.0**-11,
+    "bfloat16": 2.0**-8,
+}
+
+
+def tolerance(dtype_label: str, k: int) -> float:
+    """Allowed error, as a fraction of the componentwise bound sum_k |a_ik||b_kj|.
+
+    Rounding error of a length-k dot product grows like u*sqrt(k) for random data (u*k worst
+    case); 4*u*sqrt(k) plus one output rounding leaves room for blocked/split-k kernels while a
+    wrong kernel (errors of order 1) still fails by orders of magnitude.
+    """
+    u = UNIT_ROUNDOFF[dtype_label]
+    return 4.0 * u * math.sqrt(max(k, 1)) + u
+
+
+def within_tolerance(
+    torch: Any, result: Any, reference: Any, bound: Any, tol: float
+) -> Tuple[bool, float, int]:
+    """(ok, worst error as a fraction of the tolerance, count of non-finite values).
+
+    ``reference`` and ``bound`` are float64 CPU tensors (the exact product and the product of
+    absolute values). NaN or Inf anywhere in the result never passes.
+    """
+    res = result.detach().to("cpu", torch.float64)
+    if res.shape != reference.shape:
+        return False, float("inf"), 0
+    nonfinite = int((~torch.isfinite(res)).sum().item())
+    err = (res - reference).abs()
+    allowed = bound.abs() * tol + 1e-300
+    worst = float((err / allowed).max().item()) if err.numel() else 0.0
+    ok = nonfinite == 0 and worst <= 1.0  # NaN <= 1.0 is False as well
+    return ok, worst, nonfinite
+
+
+# --- devices ------------------------------------------------------------------------------------
+
+
+def _sync(torch: Any, dev: str) -> None:
+    kind = dev.split(":")[0]
+    if kind == "cuda":
+        torch.cuda.synchronize(dev)
+    elif kind == "xpu":
+        torch.xpu.synchronize(dev)
+    elif kind == "mps":
+        torch.mps.synchronize()
+
+
+def _accelerators(torch: Any) -> Tuple[List[str], str]:
+    """Visible accelerator devices (best kind first) and why none, if none."""
+    why: List[str] = []
+    for kind in ("cuda", "xpu", "mps"):
+        mod = getattr(torch, kind, None)
+        if mod is None:
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                available = bool(mod.is_available())
+            except Exception as exc:  # a broken driver raises here on some builds
+                available = False
+                why.append(f"{kind}: {exc}")
+        for w in caught:
+            why.append(str(w.message).strip())
+        if available:
+            if kind == "mps":
+                return ["mps"], ""
+            n = int(mod.device_count())
+            return [f"{kind}:{i}" for i in range(n)], ""
+    return [], " ".join(why)
+
+
+def _installed_versions(prefixes: Tuple[str, ...]) -> Dict[str, str]:
+    try:
+        from importlib import metadata
+    except ImportError:  # pragma: no cover
+        return {}
+    out = {}
+    for dist in metadata.distributions():
+        name = str(dist.metadata["Name"] or "").lower()
+        if name.startswith(prefixes):
+            out[name] = dist.version
+    return out
+
+
+def _driver_cuda() -> Optional[str]:
+    """The newest CUDA the loaded NVIDIA driver supports, from cuDriverGetVersion (libcuda)."""
+    import ctypes
+
+    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        v = ctypes.c_int(0)
+        if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 and v.value > 0:
+            return f"{v.value // 1000}.{v.value % 1000 // 10}"
+    return None
+
+
+def _cpu_name() -> str:
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name") and ":" in line:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def build_info(torch: Any, request: str, all_devices: bool) -> Dict[str, Any]:
+    """What this torch is and which devices it sees: plain data for the parent to judge."""
+    info: Dict[str, Any] = {
+        "torch_version": str(torch.__version__),
+        "torch_file": os.path.dirname(getattr(torch, "__file__", "") or ""),
+        "cuda": getattr(torch.version, "cuda", None),
+        "hip": getattr(torch.version, "hip", None),
+        "xpu": getattr(torch.version, "xpu", None),
+        "debug": bool(getattr(torch.version, "debug", False)),
+        "mps_built": bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_built()),
+    }
+    try:
+        import numpy
+
+        info["numpy"] = numpy.__version__
+    except Exception as exc:
+        info["numpy_error"] = f"{type(exc).__name__}: {exc}"
+    if info["cuda"] or info["hip"]:
+        try:
+            info["arch_list"] = list(torch.cuda.get_arch_list())
+        except Exception as exc:
+            info["arch_list_error"] = str(exc)
+    if info["cuda"]:
+        info["driver_cuda"] = _driver_cuda()
+        try:
+            v = torch.backends.cudnn.version()
+            if v:
+                info["cudnn"] = (
+                    f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
+                    if v >= 90000
+                    else (f"{v // 1000}.{v % 1000 // 100}.{v % 100}")
+                )
+        except Exception as exc:  # "cuDNN version incompatibility: ..."
+            info["cudnn_error"] = str(exc).strip().splitlines()[0]
+        try:
+            nv = torch.cuda.nccl.version()
+            info["nccl"] = ".".join(str(x) for x in nv) if isinstance(nv, tuple) else str(nv)
+        except Exception as exc:  # a build without NCCL (Windows)
+            info["nccl_error"] = str(exc)[:200]
+        info["cudnn_wheels"] = _installed_versions(("nvidia-cudnn-cu",))
+        info["nccl_wheels"] = _installed_versions(("nvidia-nccl-cu",))
+    accel, why = _accelerators(torch)
+    if why:
+        info["accelerator_unavailable"] = why
+    info["accelerator_count"] = len(accel)
+    devices: List[str] = []
+    req = (request or "auto").strip()
+    if req in ("", "auto"):
+        devices = (accel if all_devices else accel[:1]) or ["cpu"]
+    else:
+        kind = req.split(":")[0]
+        if kind == "cpu":
+            devices = ["cpu"]
+        elif not any(d.split(":")[0] == kind for d in accel):
+            build = {
+                "cuda": info["cuda"] or info["hip"],
+                "xpu": info["xpu"],
+                "mps": info["mps_built"],
+            }.get(kind)
+            if kind in ("cuda", "xpu", "mps") and not build:
+                reason = f"torch {info['torch_version']} is not built with {kind.upper()} support"
+            else:
+                reason = why or f"torch sees no {kind} device"
+            info["device_error"] = f"--device {req}: {reason}"
+        elif ":" in req or kind == "mps":
+            if req in accel or (kind == "mps" and "mps" in accel):
+                devices = [req]
+            else:
+                info["device_error"] = f"--device {req}: visible are {', '.join(accel)}"
+        else:
+            devices = [d for d in accel if d.split(":")[0] == kind]
+            devices = devices if all_devices else devices[:1]
+    info["devices"] = devices
+    names: Dict[str, str] = {}
+    gpus: List[Dict[str, Any]] = []
+    cuda_accel = [d for d in accel if d.startswith("cuda")]
+    for d in cuda_accel:
+        try:
+            p = torch.cuda.get_device_properties(d)
+            g: Dict[str, Any] = {"device": d, "name": p.name, "memory_bytes": int(p.total_memory)}
+            if info["hip"]:
+                g["gfx"] = getattr(p, "gcnArchName", "")
+            else:
+                g["capability"] = f"{p.major}.{p.minor}"
+            gpus.append(g)
+            names[d] = p.name
+        except Exception as exc:
+            info.setdefault("device_errors", {})[d] = str(exc)
+    for d in accel:
+        if d.startswith("xpu"):
+            try:
+                names[d] = torch.xpu.get_device_name(d)
+            except Exception as exc:
+                info.setdefault("device_errors", {})[d] = str(exc)[:200]
+    if "mps" in accel:
+        names["mps"] = "Apple GPU (MPS)"
+    if "cpu" in devices:
+        names["cpu"] = _cpu_name()
+    info["gpus"] = gpus
+    info["device_names"] = names
+    return info
+
+
+# --- checks -------------------------------------------------------------------------------------
+
+
+def _dtypes(torch: Any, dev: str) -> List[Tuple[str, Any, bool]]:
+    """(label, dtype, tf32 on) to try on this device, fp32 first."""
+    kind = dev.split(":")[0]
+    out: List[Tuple[str, Any, bool]] = [("float32", torch.float32, False)]
+    if kind == "cuda" and not torch.version.hip:
+        major = torch.cuda.get_device_capability(dev)[0]
+        if major >= 8:
+            out.append(("tf32", torch.float32, True))
+    out.append(("float16", torch.float16, False))
+    bf16 = True
+    if kind == "cuda":
+        bf16 = (
+            bool(torch.cuda.is_bf16_supported(including_emulation=False))
+            if ("including_emulation" in torch.cuda.is_bf16_supported.__code__.co_varnames)
+            else bool(torch.cuda.is_bf16_supported())
+        )
+    if bf16:
+        out.append(("bfloat16", torch.bfloat16, False))
+    return out
+
+
+def _unsupported(exc: BaseException) -> bool:
+    text = str(exc)
+    return (
+        isinstance(exc, (NotImplementedError, TypeError))
+        or "not implemented for" in text
+        or ("not supported" in text.lower())
+    )
+
+
+class _Tf32:
+    """Turn TF32 on (or off) for matmul and cuDNN inside a block, restoring it after."""
+
+    def __init__(self, torch: Any, on: bool) -> None:
+        self.torch, self.on = torch, on
+
+    def __enter__(self) -> None:
+        b = self.torch.backends
+        self.saved = (b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32)
+        b.cuda.matmul.allow_tf32 = self.on
+        b.cudnn.allow_tf32 = self.on
+
+    def __exit__(self, *exc: Any) -> None:
+        b = self.torch.backends
+        b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32 = self.saved
+
+
+def _compare_dtypes(
+    torch: Any, dev: str, op: Callable[[Any, Any], Any], make: Callable[[Any], Any], k: int
+) -> Dict[str, Any]:
+    """Run ``op`` on the device in each dtype and compare with the float64 CPU reference."""
+    gen = torch.Generator().manual_seed(1234)
+    results: Dict[str, Any] = {}
+    failures = []
+    is_cuda = dev.startswith("cuda") and not torch.version.hip
+    for label, dtype, tf32 in _dtypes(torch, dev):
+        a, b = make(gen)
+        a, b = a.to(dtype), b.to(dtype)  # values exactly representable in the low dtype
+        a64, b64 = a.to(torch.float64), b.to(torch.float64)
+        ref = op(a64, b64)
+        bound = op(a64.abs(), b64.abs())
+        try:
+            if is_cuda:
+                with _Tf32(torch, tf32):
+                    out = op(a.to(dev), b.to(dev))
+                    _sync(torch, dev)
+            else:
+                out = op(a.to(dev), b.to(dev))
+                _sync(torch, dev)
+        except Exception as exc:
+            if label != "float32" and _unsupported(exc):
+                results[label] = {"supported": False, "error": str(exc).splitlines()[0][:200]}
+                continue
+            raise
+        if out.dtype != dtype:
+            failures.append(f"{label}: result dtype {out.dtype}")
+        ok, worst, nonfinite = within_tolerance(torch, out, ref, bound, tolerance(label, k))
+        results[label] = {"ok": ok, "error_vs_tolerance": round(worst, 4), "nonfinite": nonfinite}
+        if not ok:
+            failures.append(
+                f"{label}: {nonfinite} non-finite values"
+                if nonfinite
+                else f"{label}: error {worst:.3g}x the tolerance"
+            )
+    if failures:
+        raise CheckFailed("; ".join(failures), {"dtypes": results})
+    return results
+
+
+def _summary(results: Dict[str, Any]) -> str:
+    ok = [k for k, v in results.items() if v.get("ok")]
+    unsupported = [k for k, v in results.items() if v.get("supported") is False]
+    msg = ", ".join(f"{k} ok ({results[k]['error_vs_tolerance']:.2f} of tol)" for k in ok)
+    if unsupported:
+        msg += "; unsupported here: " + ", ".join(unsupported)
+    return msg
+
+
+def check_roundtrip(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    host = torch.arange(1024, dtype=torch.float32).reshape(32, 32)
+    on_dev = host.to(dev)
+    if on_dev.device.type != torch.device(dev).type:
+        raise CheckFailed(f"tensor landed on {on_dev.device}, not {dev}")
+    back = (on_dev * 2 + 1).to("cpu")
+    expected = [2.0 * i + 1.0 for i in range(1024)]
+    try:
+        import numpy  # noqa: F401  (torch does not depend on it; a fresh venv may lack it)
+    except ImportError:
+        # Still prove the device round trip, then say NumPy's half could not be checked: the
+        # import check already warns with the fix (pip install numpy).
+        got = [float(x) for x in back.reshape(-1).tolist()]
+        if got != expected:
+            raise CheckFailed(f"values changed on the way through {dev}") from None
+        raise CheckSkipped(
+            f"1024 values CPU -> {dev} -> CPU intact; NumPy is not installed, so "
+            "Tensor.numpy() was not checked (pip install numpy)"
+        ) from None
+    try:
+        arr = back.numpy()
+    except Exception as exc:
+        raise CheckFailed(f"Tensor.numpy() failed: {exc}") from exc
+    flat = [float(x) for x in arr.reshape(-1).tolist()]
+    bad = sum(1 for x, y in zip(flat, expected) if x != y)
+    if bad or len(flat) != len(expected):
+        raise CheckFailed(f"{bad} of 1024 values changed on the way through {dev}")
+    # And back: a NumPy array into torch and onto the device.
+    again = torch.from_numpy(arr.copy()).to(dev).sum().item()
+    if again != sum(expected):
+        raise CheckFailed(f"NumPy -> torch -> {dev} sum {again} != {sum(expected)}")
+    return f"1024 values CPU -> {dev} -> CPU -> NumPy intact", {"numpy": type(arr).__module__}
+
+
+def check_matmul(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    k = 64
+
+    def make(gen: Any) -> Tuple[Any, Any]:
+        return torch.randn(96, k, generator=gen), torch.randn(k, 80, generator=gen)
+
+    res = _compare_dtypes(torch, dev, lambda a, b: a @ b, make, k)
+    return _summary(res), {"dtypes": res, "shape": [96, k, 80]}
+
+
+def check_conv(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    cin, kh = 4, 3
+    f = torch.nn.functional
+
+    def make(gen: Any) -> Tuple[Any, Any]:
+        return (
+            torch.randn(2, cin, 16, 16, generator=gen),
+            torch.randn(8, cin, kh, kh, generator=gen),
+        )
+
+    res = _compare_dtypes(torch, dev, lambda x, w: f.conv2d(x, w, padding=1), make, cin * kh * kh)
+    return _summary(res), {"dtypes": res, "input": [2, cin, 16, 16], "weight": [8, cin, kh, kh]}
+
+
+def check_autograd(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    gen = torch.Generator().manual_seed(7)
+    x0 = torch.randn(256, generator=gen)
+    w0 = torch.randn(256, generator=gen)
+    x = x0.to(dev).requires_grad_(True)
+    w = w0.to(dev)
+    y = (x**3 * w).sum() + (x * w).sin().sum()
+    y.backward()
+    grad = x.grad.to("cpu", torch.float64)
+    xd, wd = x0.double(), w0.double()
+    expected = 3 * xd**2 * wd + (xd * wd).cos() * wd
+    bound = 3 * xd**2 * wd.abs() + wd.abs()
+    ok, worst, nonfinite = within_tolerance(torch, grad, expected, bound, 1e-5)
+    if not ok:
+        raise CheckFailed(
+            f"gradient off the analytic value: {worst:.3g}x the tolerance, {nonfinite} non-finite",
+            {"error_vs_tolerance": worst},
+        )
+    return (
+        f"d/dx matches the analytic gradient ({worst:.2f} of tol)",
+        {"error_vs_tolerance": round(worst, 4)},
+    )
+
+
+def check_train(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(512, 16, generator=gen)
+    true_w = torch.randn(16, 1, generator=gen)
+    y = x @ true_w + 0.01 * torch.randn(512, 1, generator=gen)
+    x, y = x.to(dev), y.to(dev)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 1)
+    ).to(dev)
+    # Plain SGD with momentum written out: torch.optim's first step imports torch._dynamo
+    # (about a second), which would dominate verify's run time and prove nothing more.
+    params = list(model.parameters())
+    velocity = [torch.zeros_like(p) for p in params]
+    losses = []
+    for _ in range(60):
+        for p in params:
+            p.grad = None
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        with torch.no_grad():
+            for p, v in zip(params, velocity):
+                v.mul_(0.9).add_(p.grad)
+                p.sub_(0.05 * v)
+        losses.append(float(loss.item()))
+    first, last = losses[0], losses[-1]
+    ev = {"loss_first": round(first, 5), "loss_last": round(last, 5), "steps": len(losses)}
+    if not all(math.isfinite(v) for v in losses):
+        raise CheckFailed("the loss became NaN/Inf", ev)
+    if not last < 0.5 * first:
+        raise CheckFailed(f"the loss did not fall: {first:.4g} -> {last:.4g}", ev)
+    return f"loss fell {first:.3g} -> {last:.3g} in {len(losses)} SGD steps", ev
+
+
+def check_autocast(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    kind = dev.split(":")[0]
+    amp = getattr(torch, "amp", None)
+    available = getattr(amp, "is_autocast_available", None)
+    if available is not None and not available(kind):
+        raise CheckSkipped(f"autocast is not available on {kind}")
+    try:
+        dtype = torch.get_autocast_dtype(kind)
+    except Exception:
+        dtype = torch.bfloat16 if kind == "cpu" else torch.float16
+    label = str(dtype).replace("torch.", "")
+    gen = torch.Generator().manual_seed(11)
+    k = 64
+    a0, b0 = torch.randn(64, k, generator=gen), torch.randn(k, 48, generator=gen)
+    a = a0.to(dev).requires_grad_(True)
+    b = b0.to(dev)
+    with torch.autocast(device_type=kind, dtype=dtype):
+        out = a @ b
+    if out.dtype != dtype:
+        raise CheckFailed(f"autocast matmul returned {out.dtype}, expected {dtype}")
+    out.float().sum().backward()
+    a64, b64 = a0.double(), b0.double()
+    # Autocast rounds the inputs to the low dtype: allow that rounding (2u per product) too.
+    tol = tolerance(label, k) + 2 * UNIT_ROUNDOFF[label]
+    ok, worst, nonfinite = within_tolerance(torch, out, a64 @ b64, a64.abs() @ b64.abs(), tol)
+    grad_ok = a.grad is not None and bool(torch.isfinite(a.grad).all().item())
+    ev = {"dtype": label, "error_vs_tolerance": round(worst, 4), "grad_finite": grad_ok}
+    if not ok:
+        raise CheckFailed(
+            f"autocast {label} matmul off by {worst:.3g}x the tolerance ({nonfinite} non-finite)",
+            ev,
+        )
+    if not grad_ok:
+        raise CheckFailed("the backward pass under autocast gave non-finite gradients", ev)
+    return f"{label} autocast forward and backward ok ({worst:.2f} of tol)", ev
+
+
+def check_compile(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    def f(x: Any, w: Any) -> Any:
+        return torch.nn.functional.gelu(x @ w).sin() + x.cos().sum(dim=1, keepdim=True)
+
+    # One tiny kernel: inductor's pool of compile workers (each importing torch) costs more to
+    # start than it saves here; 27 s -> 16 s cold on a 2-core machine. The user's setting wins.
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(32, 32, generator=gen).to(dev)
+    w = torch.randn(32, 32, generator=gen).to(dev)
+    t0 = time.perf_counter()
+    compiled = torch.compile(f)
+    out = compiled(x, w)
+    _sync(torch, dev)
+    compile_s = time.perf_counter() - t0
+    ref = f(x.double(), w.double()).to("cpu")
+    bound = ref.abs() + 32 * 32  # elementwise ops on a k=32 product: allow k*|terms|
+    ok, worst, nonfinite = within_tolerance(torch, out, ref, bound.double(), 1e-5)
+    ev = {"compile_s": round(compile_s, 2), "error_vs_tolerance": round(worst, 4)}
+    if not ok:
+        raise CheckFailed(
+            f"compiled result differs from eager ({worst:.3g}x tol, {nonfinite} non-finite)", ev
+        )
+    return f"compiled and matched eager ({compile_s:.1f}s to compile)", ev
+
+
+def _timed(
+    torch: Any, dev: str, fn: Callable[[], Any], budget_s: float, min_iters: int = 3
+) -> Tuple[int, float]:
+    """Run fn until the budget is spent (at least min_iters); (iterations, seconds)."""
+    fn()
+    _sync(torch, dev)
+    n = 0
+    t0 = time.perf_counter()
+    while True:
+        fn()
+        n += 1
+        if n >= min_iters:
+            _sync(torch, dev)
+            if time.perf_counter() - t0 >= budget_s:
+                break
+    return n, time.perf_counter() - t0
+
+
+def check_matmul_speed(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    kind = dev.split(":")[0]
+    dtype, label = torch.float32, "float32"
+    if kind != "cpu":
+        try:
+            bf16 = torch.cuda.is_bf16_supported() if kind == "cuda" else True
+        except Exception:
+            bf16 = False
+        if bf16:
+            dtype, label = torch.bfloat16, "bfloat16"
+    # Grow the matrix until one product takes >= 2 ms (time-bounded on slow devices and CPUs).
+    sizes = (256,) if kind == "cpu" else (1024, 2048, 4096, 8192)
+    budget = 0.08 if kind == "cpu" else 0.25
+    n = sizes[0]
+    for n in sizes:
+        a = torch.randn(n, n, device=dev, dtype=dtype)
+        b = torch.randn(n, n, device=dev, dtype=dtype)
+        _sync(torch, dev)
+        t0 = time.perf_counter()
+        a @ b
+        _sync(torch, dev)
+        if time.perf_counter() - t0 > 0.004:
+            break
+    iters, secs = _timed(torch, dev, lambda: a @ b, budget)
+    tflops = 2.0 * n**3 * iters / secs / 1e12
+    ev = {"tflops": round(tflops, 3), "dtype": label, "n": n, "iterations": iters}
+    return f"{tflops:.3g} TFLOP/s ({label}, {n}x{n})", ev
+
+
+def check_memory_bandwidth(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    kind = dev.split(":")[0]
+    mib = 32 if kind == "cpu" else 512
+    if kind == "cuda":
+        free, _total = torch.cuda.mem_get_info(dev)
+        mib = max(16, min(mib, free // (4 << 20)))
+    n = mib * (1 << 20) // 4
+    src = torch.ones(n, device=dev, dtype=torch.float32)
+    dst = torch.empty_like(src)
+    iters, secs = _timed(torch, dev, lambda: dst.copy_(src), 0.05 if kind == "cpu" else 0.2)
+    gbps = 2.0 * n * 4 * iters / secs / 1e9  # a copy reads and writes every byte
+    return f"{gbps:.4g} GB/s (device copy, {mib} MiB)", {
+        "gbps": round(gbps, 2),
+        "mib": mib,
+        "iterations": iters,
+    }
+
+
+def check_h2d_bandwidth(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    kind = dev.split(":")[0]
+    if kind == "cpu":
+        raise CheckSkipped("no host-to-device copy on the CPU")
+    mib = 256
+    n = mib * (1 << 20) // 4
+    host = torch.ones(n, dtype=torch.float32)
+    pinned = False
+    if kind == "cuda":
+        host = host.pin_memory()
+        pinned = True
+    target = torch.empty(n, dtype=torch.float32, device=dev)
+    iters, secs = _timed(torch, dev, lambda: target.copy_(host, non_blocking=pinned), 0.2)
+    gbps = n * 4 * iters / secs / 1e9
+    return (
+        f"{gbps:.4g} GB/s ({'pinned' if pinned else 'pageable'}, {mib} MiB)",
+        {"gbps": round(gbps, 2), "mib": mib, "pinned": pinned, "iterations": iters},
+    )
+
+
+def check__hang(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    while True:
+        time.sleep(3600)
+
+
+def check__crash(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
+    sys.stderr.write("test crash: exiting with status 7\n")
+    sys.stderr.flush()
+    os._exit(7)
+
+
+CHECK_FUNCS: Dict[str, Callable[[Any, str], Tuple[str, Dict[str, Any]]]] = {
+    "roundtrip": check_roundtrip,
+    "matmul": check_matmul,
+    "conv": check_conv,
+    "autograd": check_autograd,
+    "train": check_train,
+    "autocast": check_autocast,
+    "compile": check_compile,
+    "matmul-speed": check_matmul_speed,
+    "memory-bandwidth": check_memory_bandwidth,
+    "h2d-bandwidth": check_h2d_bandwidth,
+    "_hang": check__hang,
+    "_crash": check__crash,
+}
+
+
+def run_check(torch: Any, name: str, dev: str) -> Dict[str, Any]:
+    t0 = time.perf_counter()
+    out: Dict[str, Any] = {"check": name, "device": dev}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            message, evidence = CHECK_FUNCS[name](torch, dev)
+        out.update(status="pass", message=message, evidence=evidence)
+    except CheckSkipped as exc:
+        out.update(status="skip", message=str(exc), evidence=exc.evidence)
+    except CheckFailed as exc:
+        out.update(status="fail", message=str(exc), evidence=exc.evidence, fix=exc.fix)
+    except Exception as exc:
+        out.update(
+            status="fail",
+            message=f"{type(exc).__name__}: {exc}".strip()[:2000],
+            evidence={"traceback": traceback.format_exc()[-4000:]},
+        )
+    out["duration_s"] = round(time.perf_counter() - t0, 4)
+    return out
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m setup_env.act.smoke.worker")
+    parser.add_argument("--spec", required=True, help="JSON: device, all_devices, checks, items")
+    args = parser.parse_args(argv)
+    spec = json.loads(args.spec)
+    _take_stdout()
+    emit("hello", python=sys.executable, version=sys.version.split()[0], pid=os.getpid())
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import torch
+    except BaseException as exc:
+        emit(
+            "import_failed",
+            type=type(exc).__name__,
+            message=str(exc),
+            module=getattr(exc, "name", None),
+            traceback=traceback.format_exc()[-6000:],
+        )
+        return 0
+    import_s = time.perf_counter() - t0
+    # Probing the devices next initialises CUDA/XPU/MPS: a hung driver hangs here, not in import.
+    emit("imported", import_s=round(import_s, 3), torch_version=str(torch.__version__))
+    info = build_info(torch, spec.get("device") or "auto", bool(spec.get("all_devices")))
+    info["import_s"] = round(import_s, 3)
+    info["import_warnings"] = [str(w.message)[:500] for w in caught][:10]
+    emit("info", **info)
+    items = spec.get("items")
+    if items is None:
+        items = [[c, d] for d in info["devices"] for c in spec.get("checks", [])]
+    emit("plan", items=items)
+    for name, dev in items:
+        emit("start", check=name, device=dev)
+        emit("result", **run_check(torch, name, dev))
+    emit("done")
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    # Skip the interpreter's teardown: with torch loaded, collecting thousands of modules and
+    # running torch's exit hooks takes ~0.7 s here, and the worker has nothing left to clean up.
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,612 @@
+"""Pure decisions for verify: no torch, no machine access.
+
+* :func:`classify_error` turns the text of a failure (an ``import torch`` traceback, a CUDA
+  runtime error, a worker killed by a signal) into a one-line cause and the fix.
+* :func:`decide_build`, :func:`decide_device`, :func:`decide_arch` judge the worker's build report
+  (plain data the worker read from torch) against the machine facts.
+* :func:`judge_speed` puts a measured figure beside the catalogue's peak.
+
+The worker reports what it saw; these functions decide what it means.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+from setup_env.decide.smoke_model import CheckResult, Status
+from setup_env.knowledge.cuda import coverage, driver_fit, parse_cc, sm
+from setup_env.knowledge.variant import Variant
+
+if TYPE_CHECKING:
+    from setup_env.facts import Facts
+    from setup_env.knowledge.matrix import Matrix
+
+PLAN_FIX = "run `setup-env plan` for the install command that fits this machine"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    cause: str  # one line: what is wrong
+    fix: str  # the exact thing to do
+    code: str  # stable id: "missing-library", "numpy-abi", ...
+
+
+# Which pip package ships a library torch loads (Linux names; the wheel deps of a CUDA torch).
+_LIB_PACKAGES: tuple[tuple[str, str], ...] = (
+    ("libcudnn", "nvidia-cudnn"),
+    ("libnccl", "nvidia-nccl"),
+    ("libcublas", "nvidia-cublas"),
+    ("libcusparse", "nvidia-cusparse"),
+    ("libcufft", "nvidia-cufft"),
+    ("libcurand", "nvidia-curand"),
+    ("libcusolver", "nvidia-cusolver"),
+    ("libnvJitLink", "nvidia-nvjitlink"),
+    ("libcudart", "nvidia-cuda-runtime"),
+    ("libnvrtc", "nvidia-cuda-nvrtc"),
+    ("libcupti", "nvidia-cuda-cupti"),
+    ("libcufile", "nvidia-cufile"),
+    ("libnvshmem", "nvidia-nvshmem"),
+)
+
+_SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}
+
+
+def _cuda_suffix(torch_version: str | None) -> str:
+    m = re.search(r"\+cu(\d+?)(\d)$", torch_version or "")
+    return f"-cu{m.group(1)}" if m else "-cu12 / -cu13 (the one matching torch's CUDA)"
+
+
+def classify_error(
+    text: str,
+    *,
+    torch_version: str | None = None,
+    returncode: int | None = None,
+) -> Diagnosis | None:
+    """Cause and fix for a failure's text (traceback, warning, stderr tail), or None if unknown.
+
+    ``returncode`` is the worker's exit status when it died (negative: killed by that signal).
+    """
+    t = text or ""
+    if returncode == -4 or "Illegal instruction" in t:
+        return Diagnosis(
+            "the CPU lacks an instruction set this torch build needs (illegal instruction)",
+            "install a build for this CPU (older CPUs without AVX2 need an older or source "
+            "build); " + PLAN_FIX,
+            "illegal-instruction",
+        )
+    if (
+        "compiled using NumPy 1.x cannot be run in" in t
+        or "_ARRAY_API not found" in t
+        or ("numpy.core.multiarray failed to import" in t)
+    ):
+        return Diagnosis(
+            "NumPy ABI mismatch: a module built against NumPy 1.x is loaded with NumPy 2.x",
+            'pip install "numpy<2"  (or upgrade the module built for NumPy 1.x)',
+            "numpy-abi",
+        )
+    if "Numpy is not available" in t:
+        return Diagnosis(
+            "torch cannot reach NumPy (not installed in this environment)",
+            "pip install numpy",
+            "numpy-missing",
+        )
+    m = re.search(r"([\w.+\-]+\.so[.\d]*): cannot open shared object file", t)
+    if m:
+        lib = m.group(1)
+        pkg = next((p for prefix, p in _LIB_PACKAGES if lib.startswith(prefix)), None)
+        if pkg:
+            return Diagnosis(
+                f"{lib} cannot be loaded: the {pkg} wheel torch depends on is missing or not "
+                "on the loader's path",
+                f"pip install --force-reinstall {pkg}{_cuda_suffix(torch_version)} matching "
+                "torch's requirements (`pip show torch` lists them), or reinstall torch with "
+                "its dependencies; " + PLAN_FIX,
+                "missing-library",
+            )
+        if lib.startswith(("libtorch", "libc10", "libshm")):
+            return Diagnosis(
+                f"{lib} is missing from the torch install itself (a broken or partial install)",
+                "pip install --force-reinstall --no-cache-dir torch (same version and index)",
+                "broken-install",
+            )
+        return Diagnosis(
+            f"the system library {lib} is missing",
+            f"install the OS package that provides {lib} (e.g. libgomp1 for libgomp.so.1)",
+            "missing-system-library",
+        )
+    m = re.search(r"undefined symbol: (\S+?)(?:, version (\S+))?\s*$", t, re.MULTILINE)
+    if m:
+        sym, ver = m.group(1), m.group(2)
+        where = f" (from {ver})" if ver else ""
+        hint = ""
+        if "nvJitLink" in sym or (ver or "").startswith("libnvJitLink"):
+            hint = " an older libnvJitLink (often a system CUDA on LD_LIBRARY_PATH) is loaded"
+        elif sym.startswith("nccl"):
+            hint = " an older NCCL (a system one, or a second nvidia-nccl wheel) is loaded"
+        return Diagnosis(
+            f"undefined symbol {sym}{where}: a library torch loads is not the version it was "
+            f"built against;{hint or ' another copy of a CUDA library is found first'}",
+            "unset LD_LIBRARY_PATH (or remove system CUDA paths from it) so torch loads its own "
+            "nvidia-* wheels; uninstall duplicate nvidia-*-cu12/-cu13 packages "
+            "(`pip list | grep nvidia`)",
+            "undefined-symbol",
+        )
+    m = re.search(r"version `(GLIBC(?:XX)?_[\d.]+)' not found", t)
+    if m:
+        return Diagnosis(
+            f"the system C/C++ runtime is older than this build needs ({m.group(1)} not found)",
+            "use a newer OS image (manylinux_2_28 wheels need glibc >= 2.28) or a conda "
+            "environment that ships a newer libstdc++",
+            "old-libc",
+        )
+    if "WinError 126" in t or "WinError 1114" in t or "DLL load failed" in t:
+        return Diagnosis(
+            "a DLL torch loads could not be loaded (missing Microsoft Visual C++ runtime, or a "
+            "conflicting DLL earlier on PATH)",
+            "install the latest Microsoft Visual C++ Redistributable (x64) "
+            "(https://aka.ms/vs/17/release/vc_redist.x64.exe), then reinstall torch",
+            "windows-dll",
+        )
+    if "Library not loaded" in t or "Symbol not found" in t:
+        return Diagnosis(
+            "a dynamic library torch loads is missing or incompatible (macOS)",
+            "pip install --force-reinstall torch; " + PLAN_FIX,
+            "macos-dylib",
+        )
+    if "Failed to load PyTorch C extensions" in t:
+        return Diagnosis(
+            "the current directory is a PyTorch source checkout, whose torch/ folder shadows "
+            "the installed one",
+            "run from another directory",
+            "source-tree",
+        )
+    if "partially initialized module 'torch'" in t:
+        return Diagnosis(
+            "a file or folder named torch shadows the installed torch",
+            "rename the local torch.py / torch/ and delete its __pycache__",
+            "shadowed",
+        )
+    if "no kernel image is available for execution on the device" in t or re.search(
+        r"with CUDA capability sm_\d+ is not compatible with the current PyTorch", t
+    ):
+        return Diagnosis(
+            "this torch build has no kernels for this GPU's architecture",
+            "install a build whose arch list includes this GPU; " + PLAN_FIX,
+            "arch-missing",
+        )
+    m = re.search(r"NVIDIA driver on your system is too old \(found version (\d+)\)", t)
+    if m or "CUDA driver version is insufficient for CUDA runtime version" in t:
+        found = ""
+        if m:
+            n = int(m.group(1))
+            found = f" (it supports CUDA {n // 1000}.{n % 1000 // 10})"
+        return Diagnosis(
+            f"the NVIDIA driver is too old for this torch's CUDA{found}",
+            "upgrade the NVIDIA driver, or install a torch built for an older CUDA; " + PLAN_FIX,
+            "driver-too-old",
+        )
+    if "Found no NVIDIA driver" in t or "CUDA driver initialization failed" in t:
+        return Diagnosis(
+            "the NVIDIA driver is not loaded or not reachable (container without --gpus?)",
+            "check `nvidia-smi`; in Docker run with `--gpus all` (NVIDIA Container Toolkit)",
+            "no-driver",
+        )
+    if "out of memory" in t and "CUDA" in t:
+        return Diagnosis(
+            "the GPU ran out of memory (another process may hold it)",
+            "free the GPU (`nvidia-smi` lists its processes) and run verify again",
+            "oom",
+        )
+    if "InvalidCxxCompiler" in t or "No working C compiler found" in t:
+        return Diagnosis(
+            "torch.compile needs a C++ compiler and none works",
+            "install a C++ compiler (e.g. `apt-get install g++`) or set CXX",
+            "no-compiler",
+        )
+    if "Python.h: No such file" in t:
+        return Diagnosis(
+            "torch.compile needs the Python development headers",
+            "install them (e.g. `apt-get install python3-dev`)",
+            "no-python-headers",
+        )
+    if "Cannot find a working triton installation" in t:
+        return Diagnosis(
+            "torch.compile on the GPU needs Triton, which is missing or broken",
+            "pip install the triton version torch requires (`pip show torch`)",
+            "no-triton",
+        )
+    if returncode is not None and returncode < 0:
+        sig = _SIGNALS.get(-returncode, f"signal {-returncode}")
+        return Diagnosis(
+            f"the process was killed by {sig}",
+            "rerun with -v to see its output; a crash inside torch or the driver is a bug to "
+            "report with `python -m torch.utils.collect_env`",
+            "crashed",
+        )
+    return None
+
+
+def last_line(text: str) -> str:
+    """The line of a traceback that says what happened."""
+    lines = [ln.strip() for ln in (text or "").strip().splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if re.match(r"^[\w.]*(Error|Exception|Warning)\b", ln) or ": " in ln:
+            return ln[:300]
+    return lines[-1][:300] if lines else ""
+
+
+def result(
+    name: str,
+    status: Status,
+    message: str,
+    evidence: Mapping[str, Any] | None = None,
+    fix: str | None = None,
+    device: str | None = None,
+) -> CheckResult:
+    return CheckResult(
+        name=name,
+        status=status,
+        message=message,
+        device=device,
+        evidence=dict(evidence or {}),
+        fix=fix,
+    )
+
+
+def decide_build(
+    info: Mapping[str, Any], facts: Facts | None, same_interpreter: bool
+) -> CheckResult:
+    """The torch that imported vs what the facts (read without importing torch) say."""
+    ev: dict[str, Any] = {
+        k: info.get(k)
+        for k in (
+            "torch_version",
+            "torch_file",
+            "cuda",
+            "hip",
+            "xpu",
+            "cudnn",
+            "nccl",
+            "mps_built",
+            "debug",
+        )
+        if info.get(k) is not None
+    }
+    problems: list[tuple[Status, str, str | None]] = []
+    version = str(info.get("torch_version") or "")
+    build = (
+        ("CUDA " + str(info["cuda"]))
+        if info.get("cuda")
+        else (
+            ("ROCm " + str(info["hip"]))
+            if info.get("hip")
+            else ("XPU" if info.get("xpu") else "CPU")
+        )
+    )
+    parts = [f"torch {version}", build]
+    if info.get("cudnn"):
+        parts.append(f"cuDNN {info['cudnn']}")
+    if info.get("nccl"):
+        parts.append(f"NCCL {info['nccl']}")
+    if info.get("cudnn_error"):
+        problems.append(
+            (
+                "fail",
+                f"cuDNN: {info['cudnn_error']}",
+                "unset LD_LIBRARY_PATH so torch loads the cuDNN it was built with",
+            )
+        )
+    # The cuDNN / NCCL wheels on disk should be the libraries torch really loaded.
+    for lib, key in (("cudnn", "cudnn_wheels"), ("nccl", "nccl_wheels")):
+        loaded = str(info.get(lib) or "")
+        wheels = info.get(key) or {}
+        if loaded and isinstance(wheels, Mapping):
+            for dist, wver in wheels.items():
+                if not str(wver).startswith(loaded):
+                    problems.append(
+                        (
+                            "warn",
+                            f"{dist} {wver} is installed but torch loaded "
+                            f"{lib} {loaded} (another copy is found first)",
+                            "unset LD_LIBRARY_PATH or remove the other copy",
+                        )
+                    )
+    if facts is not None and same_interpreter:
+        pkg = facts.package("torch")
+        if pkg is not None:
+            ev["metadata_version"] = pkg.version
+            if pkg.version and version and pkg.version != version:
+                problems.append(
+                    (
+                        "fail",
+                        f"the installed metadata says torch {pkg.version} but torch {version} "
+                        f"imported (from {info.get('torch_file')}): another torch shadows it",
+                        "remove the shadowing copy (user site, a local torch/ folder, a second "
+                        "site-packages on PYTHONPATH)",
+                    )
+                )
+            if pkg.cuda and info.get("cuda") and pkg.cuda != info.get("cuda"):
+                problems.append(
+                    (
+                        "fail",
+                        f"metadata says CUDA {pkg.cuda}, torch reports CUDA {info.get('cuda')}",
+                        "reinstall torch",
+                    )
+                )
+    status: Status = "pass"
+    if any(p[0] == "fail" for p in problems):
+        status = "fail"
+    elif problems:
+        status = "warn"
+    msg = ", ".join(parts)
+    if problems:
+        msg += "; " + "; ".join(p[1] for p in problems)
+    fix = next((p[2] for p in problems if p[2]), None)
+    return result("build", status, msg, ev, fix)
+
+
+def _facts_accelerators(facts: Facts | None) -> list[str]:
+    """Kinds of accelerator the machine facts say exist: "cuda" (NVIDIA or AMD), "xpu", "mps"."""
+    if facts is None:
+        return []
+    kinds = []
+    if facts.nvidia is not None and facts.nvidia.gpus:
+        kinds.append("cuda")
+    if facts.rocm is not None and facts.rocm.gpus:
+        kinds.append("rocm")
+    if facts.xpu is not None and facts.xpu.gpus:
+        kinds.append("xpu")
+    if facts.apple is not None and facts.apple.mps_eligible:
+        kinds.append("mps")
+    return kinds
+
+
+def decide_device(
+    info: Mapping[str, Any], facts: Facts | None, requested: str | None
+) -> CheckResult:
+    """The chosen device is usable, and is the best the machine has."""
+    devices = list(info.get("devices") or [])
+    ev: dict[str, Any] = {"devices": devices, "names": info.get("device_names") or {}}
+    if info.get("device_error"):
+        diag = classify_error(
+            str(info.get("device_error")), torch_version=info.get("torch_version")
+        )
+        fix = diag.fix if diag else PLAN_FIX
+        msg = str(info["device_error"])
+        if diag:
+            msg += f" ({diag.cause})"
+        return result("device", "fail", msg, ev, fix)
+    if not devices:
+        return result("device", "fail", "no usable device", ev, PLAN_FIX)
+    chosen = devices[0]
+    kind = chosen.split(":")[0]
+    names = info.get("device_names") or {}
+    label = ", ".join(f"{d} ({names.get(d)})" if names.get(d) else d for d in devices)
+    have = _facts_accelerators(facts)
+    if kind == "cpu" and have and requested in (None, "", "auto"):
+        why = info.get("accelerator_unavailable") or ""
+        build = info.get("cuda") or info.get("hip") or info.get("xpu")
+        wanted = {
+            "cuda": "NVIDIA GPU",
+            "rocm": "AMD GPU",
+            "xpu": "Intel GPU",
+            "mps": "Apple GPU (MPS)",
+        }[have[0]]
+        if not build and have[0] != "mps":
+            reason = f"torch {info.get('torch_version')} is a CPU-only build"
+        else:
+            reason = "torch cannot use it"
+        if why:
+            reason += f": {why}"
+        diag = classify_error(why, torch_version=info.get("torch_version")) if why else None
+        return result(
+            "device",
+            "fail",
+            f"this machine has an {wanted} but verify runs on the CPU; {reason}",
+            ev,
+            diag.fix if diag else PLAN_FIX,
+        )
+    note = ""
+    if kind == "cpu" and have:
+        note = " (chosen with --device; this machine also has a GPU)"
+    return result("device", "pass", f"running on {label}{note}", ev)
+
+
+def decide_arch(
+    info: Mapping[str, Any], facts: Facts | None, matrix: Matrix | None = None
+) -> CheckResult:
+    """The wheel's arch list covers every GPU; the driver runs the wheel's CUDA. The rules are
+    :mod:`knowledge.cuda`'s; ``matrix`` (the wheel data) adds the driver minimums of the wheel's
+    own toolkit, judged against the driver version in ``facts``."""
+    from setup_env.decide.doctor import driver_os, wheel_platform
+
+    cuda = info.get("cuda")
+    hip = info.get("hip")
+    arch_list = [str(a) for a in (info.get("arch_list") or [])]
+    gpus: list[tuple[str, str]] = []  # (name, capability "9.0" or gfx arch)
+    for g in info.get("gpus") or []:
+        gpus.append((str(g.get("name")), str(g.get("capability") or g.get("gfx") or "")))
+    if not gpus and facts is not None:  # torch could not see them: use the facts
+        for fg in facts.gpus:
+            if fg.vendor == "nvidia" and fg.compute_capability:
+                gpus.append((fg.name, fg.compute_capability))
+            elif fg.vendor == "amd" and fg.gfx_arch:
+                gpus.append((fg.name, fg.gfx_arch))
+    ev: dict[str, Any] = {"arch_list": arch_list, "gpus": [{"name": n, "arch": a} for n, a in gpus]}
+    if not cuda and not hip:
+        return result("arch", "skip", "not a CUDA or ROCm build", ev)
+    if not gpus:
+        return result("arch", "skip", "no GPU to check", ev)
+    fails: list[str] = []
+    warns: list[str] = []
+    covered: list[str] = []
+    ptx_only = False
+    for name, arch in gpus:
+        if hip:
+            base = arch.split(":")[0]
+            if arch_list and base not in arch_list:
+                fails.append(f"{name} ({base}) is not in the wheel's {' '.join(arch_list)}")
+            else:
+                covered.append(f"{name} {base}")
+            continue
+        cap = parse_cc(arch)
+        if cap is None:
+            continue
+        cov = coverage(cap, arch_list)
+        label = f"{name} ({sm(cap)})"
+        ev.setdefault("coverage", {})[label] = cov.how or "none"
+        if cov.how is None:
+            fails.append(f"{label} is not served by the wheel's {' '.join(arch_list) or '(empty)'}")
+        elif cov.how == "ptx":
+            ptx_only = True
+            warns.append(f"{label} runs only through PTX JIT from {cov.by} (slow first start)")
+        else:
+            covered.append(f"{label} by {cov.by}")
+    # Driver vs the wheel's CUDA (setup_env.knowledge.cuda.driver_fit).
+    driver_cuda = info.get("driver_cuda")
+    source = "libcuda"
+    if not driver_cuda and facts is not None and facts.nvidia is not None:
+        driver_cuda = facts.nvidia.cuda_driver_version
+        source = "facts"
+    ev["driver_cuda"] = driver_cuda
+    ev["driver_cuda_source"] = source if driver_cuda else None
+    fit = None
+    if cuda and not hip:
+        driver = facts.nvidia.driver_version if facts is not None and facts.nvidia else None
+        build = None
+        variant = Variant.cuda_of(str(cuda))
+        if matrix is not None and facts is not None and variant is not None:
+            torch_version = str(info.get("torch_version") or "")
+            build = matrix.wheel_build(torch_version, variant, wheel_platform(facts))
+        fit = driver_fit(
+            driver,
+            str(build.toolkit) if build is not None else str(cuda),
+            driver_os(facts) if facts is not None else "linux",
+            matrix.cuda if matrix is not None else {},
+            driver_cuda=str(driver_cuda) if driver_cuda else None,
+            needs_ptx=ptx_only,
+        )
+        ev["driver_fit"] = fit.code
+        shown = driver_cuda if fit.judged_by == "cuda" else f"{driver} (CUDA {driver_cuda or '?'})"
+        if fit.too_old:
+            fails.append(
+                f"the driver supports CUDA {driver_cuda}, older than the wheel's CUDA {cuda}"
+                if fit.judged_by == "cuda"
+                else f"driver {driver} is older than the wheel's CUDA {cuda} needs "
+                f"({fit.why_not()})"
+            )
+        elif fit.compat == "mvc":
+            warns.append(
+                f"the driver {shown} is older than the wheel's CUDA {cuda} "
+                f"(full support from {fit.toolkit_min or 'a newer driver'}): runs by "
+                "minor-version compatibility, but PTX JIT and newer features need a newer "
+                "driver"
+            )
+    parts = []
+    if covered:
+        parts.append("covered: " + ", ".join(covered))
+    if fit is not None and fit.compat == "full" and not fails:
+        parts.append(f"driver CUDA {driver_cuda} >= wheel CUDA {cuda}" if driver_cuda else "")
+    msg = "; ".join(p for p in fails + warns + parts if p)
+    if fails:
+        return result(
+            "arch",
+            "fail",
+            msg,
+            ev,
+            "upgrade the NVIDIA driver"
+            if fit is not None and fit.too_old and len(fails) == 1
+            else PLAN_FIX,
+        )
+    if warns:
+        return result("arch", "warn", msg, ev, "upgrade the NVIDIA driver")
+    return result("arch", "pass", msg or "covered", ev)
+
+
+# --- speed beside the catalogue ---------------------------------------------------------------
+
+# Below these fractions of the catalogue peak a figure is worth a warning. Small verify-sized
+# runs don't reach peak: a healthy H100 reaches ~0.6-0.7 of dense bf16 peak on an 8192 matmul and
+# ~0.8-0.9 of memory bandwidth on a device copy; pinned host copies ~0.7-0.8 of the PCIe link.
+SPEED_WARN_BELOW = {"matmul-speed": 0.25, "memory-bandwidth": 0.4, "h2d-bandwidth": 0.35}
+
+# Usable GB/s per lane after encoding overhead (PCIe 1-2: 8b/10b; 3-5: 128b/130b; 6: FLIT).
+PCIE_LANE_GBPS = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
+
+
+def _peak_attr(peaks: Any, *names: str) -> float | None:
+    if peaks is None:
+        return None
+    for n in names:
+        v = peaks.get(n) if isinstance(peaks, Mapping) else getattr(peaks, n, None)
+        if isinstance(v, (int, float)) and v > 0:
+            return float(v)
+    return None
+
+
+def judge_speed(res: CheckResult, peaks: Any, gpu: Any = None) -> CheckResult:
+    """Put a measured figure beside its peak: ratio in the evidence; far below peak is a warning.
+
+    ``peaks`` is the GPU catalogue entry (``knowledge.gpus.lookup(name)``: an object or mapping
+    with peak bf16/fp32 TFLOP/s and memory GB/s) or None; ``gpu`` a facts Gpu (for the PCIe link).
+    """
+    if res.status != "pass":
+        return res
+    ev = dict(res.evidence)
+    measured: Optional[float] = None
+    peak: Optional[float] = None
+    unit = ""
+    if res.name == "matmul-speed":
+        measured = ev.get("tflops")
+        dtype = str(ev.get("dtype") or "")
+        if dtype == "bfloat16" or dtype == "float16":
+            peak = _peak_attr(
+                peaks, "bf16_tflops", "peak_bf16_tflops", "fp16_tflops", "peak_fp16_tflops"
+            )
+        else:
+            peak = _peak_attr(peaks, "fp32_tflops", "peak_fp32_tflops")
+        unit = "TFLOP/s"
+    elif res.name == "memory-bandwidth":
+        measured = ev.get("gbps")
+        peak = _peak_attr(
+            peaks, "memory_gbps", "peak_memory_gbps", "memory_bandwidth_gbps", "mem_bw_gbps"
+        )
+        unit = "GB/s"
+    elif res.name == "h2d-bandwidth":
+        measured = ev.get("gbps")
+        unit = "GB/s"
+        gen = getattr(gpu, "pcie_gen_max", None)
+        width = getattr(gpu, "pcie_width_max", None)
+        if isinstance(gen, int) and isinstance(width, int) and gen in PCIE_LANE_GBPS:
+            peak = PCIE_LANE_GBPS[gen] * width
+            ev["pcie_link"] = f"gen{gen} x{width}"
+            cur_w = getattr(gpu, "pcie_width_current", None)
+            if isinstance(cur_w, int) and cur_w < width:
+                ev["pcie_link_current"] = f"x{cur_w}"
+    if not isinstance(measured, (int, float)) or peak is None:
+        return res
+    ratio = float(measured) / peak
+    ev["peak"] = round(peak, 2)
+    ev["ratio"] = round(ratio, 3)
+    msg = f"{res.message} = {ratio:.0%} of the {peak:g} {unit} peak"
+    threshold = SPEED_WARN_BELOW.get(res.name, 0.0)
+    if ratio < threshold:
+        why = {
+            "matmul-speed": "a throttled GPU (power/thermal), wrong clocks, or a shared GPU",
+            "memory-bandwidth": "a throttled GPU or wrong memory clocks",
+            "h2d-bandwidth": "a PCIe link running narrower or slower than it should "
+            "(check `nvidia-smi -q -d PCI`), or a NUMA-remote CPU",
+        }[res.name]
+        return CheckResult(
+            res.name,
+            "warn",
+            res.duration_s,
+            f"{msg}: far below peak (under {threshold:.0%}); possible cause: {why}",
+            res.device,
+            ev,
+            "check `nvidia-smi -q -d PERFORMANCE,CLOCK,PCI` for throttle reasons and link state",
+        )
+    return CheckResult(res.name, res.status, res.duration_s, msg, res.device, ev, res.fix)

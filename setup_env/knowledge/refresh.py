@@ -1,0 +1,738 @@
+"""Refreshing the wheel matrix from the live indexes: read, compare, merge, validate, write.
+
+The one home of what ``setup-env matrix refresh`` and ``scripts/build_matrix.py`` share: the
+platform floors and Python list a release's wheel tags state, and the one writer of a matrix
+document (:func:`write_matrix`: validated by ``matrix.validate``, then written atomically). The
+command keeps the CLI (arguments, exit codes) and prints the :class:`RefreshResult` this returns.
+
+What a refresh must never do (issue 11, row 7: it did all three): rebuild on the bundled data
+instead of the user's current copy (verified rows of an earlier refresh came back as the bundled,
+partly unverified ones), write when every answer was empty, an error page or an HTTP 500 (exit 0,
+"220 changes"), or let a page that answered nothing drop the rows it would have replaced. So:
+
+* the base is :func:`current_copy`: the user's refreshed copy when it is valid and the one in use
+  (not older than the bundled data), else the bundled document;
+* a page counts as read only when it lists wheels (``live_view``'s ``unusable``); a 404 drops a
+  variant only when the same index served other variants;
+* nothing usable read -> nothing written, exit 3 (exit 0 only when no index could be reached at
+  all: the tool keeps working offline, as before);
+* the merged document is validated before the one atomic write.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from setup_env.exitcodes import ExitCode
+from setup_env.knowledge import tags
+from setup_env.knowledge.variant import CPU, Variant
+
+# --- the live view: what the indexes say, in one schema-independent shape ------------------------
+#
+# view = {release: {"requires_python": str | None, "uploaded": str | None,
+#                   "pypi": {platform_tag: [interpreter tags]},     # "cp311", "cp314t", "cp37m"
+#                   "pypi_files": {platform_tag: [python-abi tags]},  # "cp314-cp314t" (live only)
+#                   "variants": {variant: {platform family: [interpreter tags]}}}}
+# plus companions = {project: [releases]} and companion_files = {project: {release: {platform_tag:
+# [python-abi]}}}. Drift works on views; only `doc_view` and `merge_view` below know the layout of
+# the matrix document (setup_env/knowledge/matrix.py's docstring).
+
+
+def release_key(v: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in v.split("."))
+
+
+def live_view(snap: Any) -> dict[str, Any]:
+    """The validated snapshot as a view (torch releases; companions' release lists)."""
+    releases: dict[str, dict[str, Any]] = {}
+
+    def entry(rel: str) -> dict[str, Any]:
+        return releases.setdefault(
+            rel,
+            {
+                "requires_python": None,
+                "uploaded": None,
+                "pypi": {},
+                "pypi_files": {},
+                "variants": {},
+            },
+        )
+
+    torch = snap.pypi.get("torch")
+    if torch is not None:
+        for w in torch.wheels:
+            if w.yanked:
+                continue
+            e = entry(w.release)
+            for plat in w.platforms:
+                e["pypi"].setdefault(plat, set()).update(w.interpreters)
+            for plat, pairs in _python_abi(w.filename).items():
+                e["pypi_files"].setdefault(plat, set()).update(pairs)
+            if w.requires_python:
+                e["requires_python"] = w.requires_python
+            if w.upload_time and (e["uploaded"] is None or w.upload_time < e["uploaded"]):
+                e["uploaded"] = w.upload_time
+    counted: set[str] = set()
+    for variant, listing in snap.variants.items():
+        for w in listing.wheels:
+            # A page may list other builds (unlabelled aarch64 CPU wheels on old CUDA pages):
+            # count a wheel for this variant only when its label says so (cpu: or no label).
+            if w.yanked or not (w.variant == variant or (w.variant is None and variant == "cpu")):
+                continue
+            e = entry(w.release)
+            counted.add(variant)
+            for plat in w.platforms:
+                fam = tags.platform_of_tag(plat)  # variants are listed per platform family
+                if fam is not None:
+                    fam_tags = e["variants"].setdefault(variant, {}).setdefault(fam, set())
+                    fam_tags.update(w.interpreters)
+    for e in releases.values():
+        e["pypi"] = {p: sorted(t, key=_tag_key) for p, t in sorted(e["pypi"].items())}
+        e["pypi_files"] = {p: sorted(t, key=_pair_key) for p, t in sorted(e["pypi_files"].items())}
+        e["variants"] = {
+            v: {p: sorted(t, key=_tag_key) for p, t in sorted(plats.items())}
+            for v, plats in sorted(e["variants"].items())
+        }
+    companions = {
+        project: sorted({w.release for w in lst.wheels if not w.yanked}, key=release_key)
+        for project, lst in snap.pypi.items()
+        if project != "torch"
+    }
+    companion_files: dict[str, dict[str, dict[str, set[str]]]] = {}
+    for project, lst in snap.pypi.items():
+        if project == "torch":
+            continue
+        for w in lst.wheels:
+            if w.yanked:
+                continue
+            row = companion_files.setdefault(project, {}).setdefault(w.release, {})
+            for plat, pairs in _python_abi(w.filename).items():
+                row.setdefault(plat, set()).update(pairs)
+    return {
+        "releases": dict(sorted(releases.items(), key=lambda kv: release_key(kv[0]))),
+        "companions": companions,
+        "companion_files": {
+            project: {
+                rel: {p: sorted(t, key=_pair_key) for p, t in sorted(files.items())}
+                for rel, files in sorted(rows.items(), key=lambda kv: release_key(kv[0]))
+            }
+            for project, rows in companion_files.items()
+        },
+        # A 404 says "no such variant" only when the same index served other variants' pages:
+        # an index answering 404 to everything is the wrong URL, not the end of every build.
+        "absent_variants": sorted(snap.absent_variants) if counted else [],
+        "read": {
+            "pypi": sorted(p for p, lst in snap.pypi.items() if _usable(lst.wheels)),
+            "variants": sorted(counted),
+        },
+        "unusable": _unusable(snap, counted),
+    }
+
+
+def _usable(wheels: Iterable[Any]) -> bool:
+    return any(not w.yanked for w in wheels)
+
+
+def _unusable(snap: Any, counted: set[str]) -> list[str]:
+    """Pages that answered but said nothing to build on: an empty listing, an error page served
+    as 200, a variant page without one wheel of that variant, 404 from every variant page. They
+    count as failed pages: the rows they would have replaced are kept."""
+    out = [
+        f"{lst.url}: answered, but lists no {project} wheels"
+        for project, lst in sorted(snap.pypi.items())
+        if not _usable(lst.wheels)
+    ]
+    out += [
+        f"{lst.url}: answered, but lists no torch+{variant} wheels"
+        for variant, lst in sorted(snap.variants.items())
+        if variant not in counted
+    ]
+    if snap.absent_variants and not counted:
+        out.append(
+            f"every variant page answered 404 ({', '.join(sorted(snap.absent_variants))}): "
+            "not the PyTorch index layout"
+        )
+    return out
+
+
+def _python_abi(filename: str) -> dict[str, set[str]]:
+    """platform tag -> {"cp314-cp314t", ...} of a wheel filename that index.py already validated;
+    pairs the matrix schema would refuse (pp, abi3 on an unknown interpreter) are dropped."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+    from packaging.version import InvalidVersion
+
+    from setup_env.knowledge.matrix import PLATFORM_TAG_RE, PYABI_RE
+
+    try:
+        tags = parse_wheel_filename(filename)[3]
+    except (InvalidWheelFilename, InvalidVersion):
+        return {}
+    out: dict[str, set[str]] = {}
+    for t in tags:
+        pair = f"{t.interpreter}-{t.abi}"
+        if PYABI_RE.fullmatch(pair) and PLATFORM_TAG_RE.fullmatch(t.platform):
+            out.setdefault(t.platform, set()).add(pair)
+    return out
+
+
+def _pair_key(pair: str) -> tuple[str, int, str]:
+    py, _, abi = pair.partition("-")
+    return (*_tag_key(py)[:2], abi)
+
+
+def _tag_key(tag: str) -> tuple[str, int, str]:
+    digits = "".join(c for c in tag[2:] if c.isdigit())
+    return (tag[:2], int(digits or 0), tag[2 + len(digits) :])
+
+
+def drift(bundled: dict[str, Any], live: dict[str, Any]) -> list[str]:
+    """Differences between the bundled view and what the indexes that were read say.
+
+    Only compares what was read: PyPI facts when PyPI's torch page was read, a variant's builds
+    when that variant's page was read. Releases older than the oldest bundled one are ignored.
+    """
+    out: list[str] = []
+    b_rel: dict[str, Any] = bundled.get("releases", {})
+    l_rel: dict[str, Any] = live.get("releases", {})
+    oldest = min((release_key(v) for v in b_rel), default=(0,))
+    read_pypi = "torch" in live.get("read", {}).get("pypi", [])
+    read_variants = set(live.get("read", {}).get("variants", []))
+    for rel in sorted(set(b_rel) | set(l_rel), key=release_key):
+        if release_key(rel) < oldest:
+            continue
+        b, lv = b_rel.get(rel), l_rel.get(rel)
+        if read_pypi:
+            b_pypi = (b or {}).get("pypi") or {}
+            l_pypi = (lv or {}).get("pypi") or {}
+            if l_pypi and b is None:
+                out.append(f"torch {rel}: new release on PyPI ({', '.join(sorted(l_pypi))})")
+                continue
+            if b_pypi and not l_pypi and lv is None:
+                out.append(f"torch {rel}: in the bundled data but not on PyPI")
+            for plat in sorted(set(b_pypi) | set(l_pypi)):
+                bt, lt = set(b_pypi.get(plat, ())), set(l_pypi.get(plat, ()))
+                if bt != lt and l_pypi:
+                    added, gone = sorted(lt - bt, key=_tag_key), sorted(bt - lt, key=_tag_key)
+                    detail = "; ".join(
+                        x
+                        for x in (
+                            f"+{' '.join(added)}" if added else "",
+                            f"-{' '.join(gone)}" if gone else "",
+                        )
+                        if x
+                    )
+                    out.append(f"torch {rel} PyPI {plat}: {detail}")
+            brp, lrp = (b or {}).get("requires_python"), (lv or {}).get("requires_python")
+            if lrp and brp and brp != lrp:
+                out.append(f"torch {rel}: Requires-Python {brp} in the data, {lrp} on PyPI")
+        b_var = (b or {}).get("variants") or {}
+        l_var = (lv or {}).get("variants") or {}
+        for variant in sorted(read_variants):
+            bp, lp = set(b_var.get(variant, {})), set(l_var.get(variant, {}))
+            if lp and not bp:
+                where = ", ".join(sorted(lp))
+                out.append(f"torch {rel}+{variant}: on the index, not in the data ({where})")
+            elif bp and not lp:
+                out.append(f"torch {rel}+{variant}: in the data, not on the index")
+            elif bp != lp:
+                out.append(
+                    f"torch {rel}+{variant}: platforms differ (data {', '.join(sorted(bp))}; "
+                    f"index {', '.join(sorted(lp))})"
+                )
+    for variant in live.get("absent_variants", []):
+        if any(variant in (e.get("variants") or {}) for e in b_rel.values()):
+            out.append(f"variant {variant}: the index has no page for it any more (404)")
+    return out
+
+
+# --- adapters to the matrix document (knowledge.matrix owns its layout) ---------------------------
+
+
+def _interpreter_of_pair(pair: str) -> str:
+    """ "cp314-cp314t" -> "cp314t", "cp37-cp37m" -> "cp37m", "py3-none" -> "py3" (as index.py)."""
+    from setup_env.knowledge import index
+
+    py, _, abi = pair.partition("-")
+    return index._interpreter(py, abi)
+
+
+def doc_view(doc: dict[str, Any]) -> dict[str, Any]:
+    """The release/variant/tag part of a matrix document, as a view (for :func:`drift`).
+
+    Every index row counts, verified or not: a secondary source's claim that the index then
+    contradicts is drift worth seeing."""
+    releases: dict[str, Any] = {}
+    rows = doc.get("releases")
+    for version, r in rows.items() if isinstance(rows, dict) else ():
+        if not isinstance(r, dict):
+            continue
+        files: dict[str, Any] = r["pypi_files"] if isinstance(r.get("pypi_files"), dict) else {}
+        index_rows: dict[str, Any] = r["index"] if isinstance(r.get("index"), dict) else {}
+        releases[str(version)] = {
+            "requires_python": r.get("requires_python") or None,
+            "uploaded": r.get("uploaded") or None,
+            "pypi": {
+                str(tag): sorted({_interpreter_of_pair(str(p)) for p in pairs}, key=_tag_key)
+                for tag, pairs in sorted(files.items())
+                if isinstance(pairs, list)
+            },
+            "variants": {
+                str(v): {str(plat): [] for plat in sorted(plats)}
+                for v, plats in sorted(index_rows.items())
+                if isinstance(plats, dict)
+            },
+        }
+    return {"releases": releases}
+
+
+def python_versions(files: Mapping[str, Iterable[str]]) -> list[str]:
+    """cp311-cp311 -> 3.11; cp314-cp314t -> 3.14t (free-threaded after the others)."""
+    seen: set[tuple[int, int, bool]] = set()
+    for pairs in files.values():
+        for pair in pairs:
+            py, _, abi = pair.partition("-")
+            m = re.fullmatch(r"cp(\d)(\d{1,2})", py)
+            if m:
+                seen.add((int(m.group(1)), int(m.group(2)), abi.endswith("t")))
+    return [f"{a}.{b}{'t' if t else ''}" for a, b, t in sorted(seen, key=lambda x: (x[2], x))]
+
+
+def platform_min_from_tags(
+    files: Iterable[str], platforms: Iterable[str], source: str
+) -> dict[str, Any]:
+    """glibc / macOS floors that the wheels' own platform tags state (the lowest tag of each
+    platform): manylinux_2_28_x86_64 -> linux_x86_64 glibc 2.28 (confidence I: a tag can
+    understate the real floor, torch 2.6.0's manylinux1), macosx_14_0_arm64 -> macOS 14.0."""
+    out: dict[str, Any] = {}
+    for plat in platforms:
+        floors = [
+            f
+            for f in (tags.floor_of_tag(t) for t in files if tags.platform_of_tag(t) == plat)
+            if f is not None
+        ]
+        glibc = [v for kind, v in floors if kind == "glibc"]
+        macos = [v for kind, v in floors if kind == "macos"]
+        if plat.startswith("linux") and glibc:
+            low = min(glibc)
+            out[plat] = {
+                "glibc": f"{low[0]}.{low[1]}",
+                "confidence": "I",
+                "source": f"{source} (manylinux tags)",
+            }
+        elif plat == "macos_arm64" and macos:
+            low = min(macos)
+            out[plat] = {
+                "macos": f"{low[0]}.{low[1]}",
+                "confidence": "V",
+                "source": f"{source} (platform tags)",
+            }
+    return out
+
+
+_SPECIFIER_CHARS = re.compile(r"[<>=!~0-9., *]{1,64}")
+
+
+def _requires_python(text: Any) -> str | None:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if not isinstance(text, str) or not _SPECIFIER_CHARS.fullmatch(text):
+        return None
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier:
+        return None
+    return text.strip()
+
+
+def _companion_guess(version: str, live: dict[str, Any], when: str) -> dict[str, Any] | None:
+    """torchvision for a torch 2.x release that no source pairs yet: minor = torch minor + 15
+    (wheel_matrix.md section 1), when such a torchvision is on PyPI."""
+    from packaging.version import Version
+
+    v = Version(version)
+    if v.major != 2 or "torchvision" not in live["read"]["pypi"]:
+        return None
+    minor = f"0.{v.minor + 15}"
+    have = [r for r in live["companions"].get("torchvision", []) if r.startswith(minor + ".")]
+    if not have:
+        return {
+            "version": None,
+            "spec": None,
+            "confidence": "V",
+            "source": f"PyPI has no torchvision {minor}.x ({when})",
+        }
+    return {
+        "version": None,
+        "spec": f"=={minor}.*",
+        "confidence": "I",
+        "source": f"torchvision minor = torch minor + 15; {', '.join(have)} on PyPI ({when})",
+    }
+
+
+def merge_view(
+    doc: dict[str, Any],
+    live: dict[str, Any],
+    retrieved: str,
+    sources: list[str],
+) -> dict[str, Any]:
+    """A copy of ``doc`` (the current copy: see :func:`current_copy`) with what the indexes that
+    were read say. Pages that failed or answered nothing usable are not "read": their rows stay.
+
+    * PyPI read: each release's ``pypi_files``, ``python``, ``requires_python``, ``uploaded``
+      and the macOS floor of its tags are replaced; a release newer than the data gets a new row
+      (no ``pypi_variant``: PyPI filenames don't say which build plain pip serves; no arch data).
+    * A variant page read: that variant's ``index`` rows become exactly the platforms the page
+      lists for each release (verified), rows the page lacks are dropped; a 404 drops the variant.
+    * torchvision read: ``companion_files.torchvision`` rows of the releases listed are
+      replaced (others kept: a mirror may hold a subset); a companion no source names yet gets
+      the ``==0.X.*`` pattern when PyPI has such a torchvision.
+
+    ``sources`` is ``[pypi_url, index_url]``. Everything else (arch lists, driver table, traps,
+    sourced companions) is kept. The caller validates the result with ``matrix.validate``.
+    """
+    import copy
+
+    from packaging.version import Version
+
+    from setup_env.knowledge.matrix import PLATFORMS, RELEASE_RE
+
+    new = copy.deepcopy(doc)
+    releases = new.get("releases")
+    if not isinstance(releases, dict):
+        releases = new["releases"] = {}
+    pypi_url = sources[0] if sources else "PyPI"
+    index_url = sources[1] if len(sources) > 1 else "the PyTorch index"
+    when = f"read {retrieved}"
+    pypi_src = f"{pypi_url.rstrip('/')}/torch/ ({when})"
+    read_pypi = "torch" in live["read"]["pypi"]
+    read_variants = set(live["read"]["variants"])
+    absent = set(live.get("absent_variants", []))
+    known = [Version(v) for v in releases if RELEASE_RE.fullmatch(v)]
+    oldest = min(known) if known else None
+
+    for version, lv in live["releases"].items():
+        if not RELEASE_RE.fullmatch(version) or (oldest and Version(version) < oldest):
+            continue
+        files = lv.get("pypi_files") or {}
+        r = releases.get(version)
+        if r is None:
+            if not read_pypi or not files:
+                continue  # only PyPI makes a release exist; a variant page alone does not
+            r = releases[version] = {
+                "uploaded": "",
+                "requires_python": "",
+                "python": [],
+                "pypi_files": {},
+                "index": {},
+                "companions": {
+                    "torchaudio": {
+                        "version": None,
+                        "spec": None,
+                        "confidence": "?",
+                        "source": f"not recorded for torch {version} ({when})",
+                    }
+                },
+                "platform_min": {},
+                "traps": [],
+            }
+        if read_pypi and files:
+            r["pypi_files"] = files
+            r["python"] = python_versions(files)
+            req = _requires_python(lv.get("requires_python"))
+            if req:
+                r["requires_python"] = req
+            if isinstance(lv.get("uploaded"), str) and re.match(
+                r"\d{4}-\d{2}-\d{2}", lv["uploaded"]
+            ):
+                r["uploaded"] = lv["uploaded"][:10]
+            floors = platform_min_from_tags(files, PLATFORMS, pypi_src)
+            pmin = r.setdefault("platform_min", {})
+            for plat, row in floors.items():
+                if plat not in pmin or "macos" in row:  # sourced glibc floors are kept
+                    pmin[plat] = row
+            r["confidence"], r["source"] = "V", pypi_src
+        tv = (r.get("companions") or {}).get("torchvision")
+        if tv is None or (tv.get("version") is None and tv.get("confidence") != "V2"):
+            guess = _companion_guess(version, live, when)
+            if guess is not None and (tv is None or tv.get("spec") is None or guess["spec"]):
+                r.setdefault("companions", {})["torchvision"] = guess
+
+    for version, r in releases.items():
+        lv = live["releases"].get(version) or {}
+        index_rows = r.setdefault("index", {})
+        for variant in sorted(read_variants | absent):
+            plats = [p for p in (lv.get("variants") or {}).get(variant, {}) if p in PLATFORMS]
+            if variant in read_variants and plats:
+                src = f"{index_url.rstrip('/')}/{variant}/torch/ ({when})"
+                index_rows[variant] = {
+                    p: {"verified": True, "confidence": "V", "source": src} for p in sorted(plats)
+                }
+            else:
+                index_rows.pop(variant, None)
+        r["index"] = dict(sorted(index_rows.items(), key=lambda kv: variant_key(kv[0])))
+
+    files_by_release = (live.get("companion_files") or {}).get("torchvision")
+    if "torchvision" in live["read"]["pypi"] and files_by_release:
+        old = (doc.get("companion_files") or {}).get("torchvision") or {}
+        merged = dict(old)  # releases a mirror doesn't list keep their bundled rows
+        merged.update(
+            (rel, files)
+            for rel, files in files_by_release.items()
+            if RELEASE_RE.fullmatch(rel) and Version(rel) >= Version("0.14")
+        )
+        new["companion_files"] = {
+            "torchvision": dict(sorted(merged.items(), key=lambda kv: release_key(kv[0]))),
+            "source": f"{pypi_url.rstrip('/')}/torchvision/ ({when}); "
+            f"on top of: {(doc.get('companion_files') or {}).get('source', 'the bundled data')}",
+        }
+
+    new["releases"] = dict(sorted(releases.items(), key=lambda kv: release_key(kv[0])))
+    new["retrieved"] = retrieved
+    new["generated_by"] = "setup-env matrix refresh"
+    prior = doc.get("source")
+    new["source"] = f"live indexes {pypi_url}, {index_url} ({when})" + (
+        f"; on top of: {prior}" if prior else ""
+    )
+    return new
+
+
+def variant_key(v: str) -> tuple[bool, Variant, str]:
+    """Labels in :class:`Variant` order (unreadable ones last)."""
+    parsed = Variant.find(v)
+    return (parsed is None, parsed or CPU, v)
+
+
+# --- the current copy and the one writer ------------------------------------------------------
+
+
+class RefreshError(Exception):
+    """The refresh cannot start: the data it would merge into is unreadable."""
+
+
+@dataclass(frozen=True)
+class Base:
+    doc: dict[str, Any]
+    path: str
+    origin: str  # "user" (a refreshed copy) or "bundled"
+    notes: tuple[str, ...] = ()
+
+
+def _read_doc(path: Path) -> dict[str, Any]:
+    """A matrix document that ``matrix.parse`` accepts, read as ``load_matrix`` reads one (the
+    bounded reader); MatrixError (a ValueError) otherwise."""
+    from setup_env.knowledge import matrix
+
+    doc = matrix.read_document(path)
+    matrix.parse(doc, path=str(path))
+    return dict(doc)
+
+
+def current_copy(user_path: Path | None = None) -> Base:
+    """What a refresh merges into: the user's refreshed copy when it is valid and the one
+    ``matrix.load_matrix`` uses (not older than the bundled data), else the bundled document."""
+    from setup_env.knowledge import matrix
+
+    try:
+        bundled = _read_doc(matrix.BUNDLED_PATH)
+    except ValueError as exc:
+        raise RefreshError(f"cannot read the bundled matrix: {exc}") from exc
+    user = user_path or matrix.user_matrix_path()
+    if not user.is_file():
+        return Base(bundled, str(matrix.BUNDLED_PATH), "bundled")
+    try:
+        doc = _read_doc(user)
+    except ValueError as exc:
+        note = f"the refreshed copy is not usable ({exc}); merging into the bundled data"
+        return Base(bundled, str(matrix.BUNDLED_PATH), "bundled", (note,))
+    if str(doc.get("retrieved", "")) < str(bundled.get("retrieved", "")):
+        note = (
+            f"the refreshed copy at {user} ({doc.get('retrieved')}) is older than the bundled "
+            f"data ({bundled.get('retrieved')}); merging into the bundled data"
+        )
+        return Base(bundled, str(matrix.BUNDLED_PATH), "bundled", (note,))
+    return Base(doc, str(user), "user")
+
+
+def dump(doc: Mapping[str, Any]) -> str:
+    """A matrix document as it is written (the bundled file is byte-identical to this)."""
+    return json.dumps(doc, indent=1, sort_keys=False) + "\n"
+
+
+def write_matrix(target: str | Path, doc: Mapping[str, Any]) -> None:
+    """The one writer of a matrix document: ``matrix.validate`` first (MatrixError listing the
+    problems, nothing written), then an atomic replace (a reader never sees half a file),
+    mode 0644 (mkstemp's 0600 would hide the copy from other readers)."""
+    import contextlib
+    import os
+    import tempfile
+
+    from setup_env.knowledge import matrix
+
+    problems = matrix.validate(doc)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise matrix.MatrixError(f"{problems[0]}{more}")
+    text = dump(doc)
+    folder = os.path.dirname(os.path.abspath(target))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".wheels-", suffix=".json", dir=folder)
+    try:
+        os.chmod(tmp, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# --- one refresh ---------------------------------------------------------------------------------
+
+
+@dataclass
+class RefreshResult:
+    """What one refresh did; the command renders it as text or as the JSON envelope."""
+
+    code: int
+    message: str
+    check: bool
+    reached: bool = False
+    pages_read: int = 0
+    failed: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    drift: list[str] = field(default_factory=list)
+    base: str | None = None
+    written: str | None = None
+    in_use: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "reached": self.reached,
+            "pages_read": self.pages_read,
+            "failed": self.failed,
+            "rejected": len(self.rejected),
+            "drift": self.drift,
+            "base": self.base,
+            "written": self.written,
+            "in_use": self.in_use,
+            "message": self.message,
+        }
+
+
+def default_variants(view: dict[str, Any]) -> list[str]:
+    """Variants the data knows, plus the next two CUDA minors after the newest (new releases)."""
+    known = {v for e in view["releases"].values() for v in e["variants"]}
+    known.add("cpu")
+    cuda = sorted(
+        v.version[0] * 10 + v.version[1]
+        for v in map(Variant.find, known)
+        if v is not None and v.is_cuda
+    )  # cu129 -> 129: the next two labels are cu130, cu131
+    if cuda:
+        known.update(f"cu{cuda[-1] + i}" for i in (1, 2))
+    return sorted(known, key=variant_key)
+
+
+def refresh(
+    *,
+    pypi_url: str,
+    index_url: str,
+    variants: list[str] | None = None,
+    timeout: float | None = None,
+    check: bool = False,
+    output: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    today: str | None = None,
+) -> RefreshResult:
+    """Read the indexes, then report drift (``check``) or merge into the current copy and write
+    it (``output``, else the user's copy). Never raises for what the indexes answer;
+    :class:`RefreshError` when the data to merge into is unreadable."""
+    from setup_env.knowledge import index, matrix
+
+    say = progress or (lambda _m: None)
+    base = current_copy()
+    notes = list(base.notes)
+    what = "the bundled data" if base.origin == "bundled" else f"the refreshed copy {base.path}"
+    known = doc_view(base.doc)
+    chosen = variants or default_variants(known)
+    say(f"reading {pypi_url} and {index_url} ({len(chosen)} variants)")
+    snap = index.fetch_snapshot(
+        pypi_url=pypi_url,
+        index_url=index_url,
+        variants=chosen,
+        timeout=timeout or index.DEFAULT_TIMEOUT,
+        progress=say,
+    )
+    live = live_view(snap)
+    result = RefreshResult(
+        code=int(ExitCode.OK),
+        message="",
+        check=check,
+        reached=snap.reached_any,
+        pages_read=snap.fetched,
+        failed=[f"{e.url}: {e.detail}" for e in snap.errors] + live["unusable"],
+        rejected=[f"{u}: {r.filename}: {r.reason}" for u, r in snap.rejected],
+        drift=drift(known, live),
+        base=base.path,
+        notes=notes,
+    )
+
+    def done(code: ExitCode, message: str) -> RefreshResult:
+        result.code, result.message = int(code), message
+        return result
+
+    usable = bool(live["read"]["pypi"] or live["read"]["variants"] or live["absent_variants"])
+    if not snap.reached_any and all(e.unreachable for e in snap.errors):
+        why = result.failed[0] if result.failed else "no answer"
+        code = ExitCode.UNEXAMINABLE if check else ExitCode.OK  # offline: keep working
+        return done(code, f"no index could be reached ({why}); kept {what}")
+    if not usable:
+        why = result.failed[0] if result.failed else "no answer"
+        return done(
+            ExitCode.UNEXAMINABLE,
+            f"no index answered anything usable ({why}; {len(result.failed)} page(s) failed "
+            f"or empty); nothing written, kept {what}",
+        )
+    if check:
+        if result.drift:
+            return done(
+                ExitCode.CHECK_FAILED,
+                f"drift: {len(result.drift)} difference(s) from the live indexes",
+            )
+        if result.failed:
+            return done(
+                ExitCode.UNEXAMINABLE,
+                f"no drift in what was read, but {len(result.failed)} page(s) failed",
+            )
+        return done(ExitCode.OK, f"no drift: {what} matches the live indexes")
+    retrieved = today or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    new = merge_view(base.doc, live, retrieved, [pypi_url, index_url])
+    target = output or str(matrix.user_matrix_path())
+    try:
+        write_matrix(target, new)
+    except matrix.MatrixError as exc:
+        return done(
+            ExitCode.CHECK_FAILED, f"the live data did not validate ({exc}); nothing written"
+        )
+    except OSError as exc:
+        return done(ExitCode.UNEXAMINABLE, f"cannot write {target}: {exc.strerror or exc}")
+    result.written = target
+    partial = f"; {len(result.failed)} page(s) failed, their rows kept" if result.failed else ""
+    message = f"wrote {target} ({len(result.drift)} change(s) from {what}{partial})"
+    if not output:  # the copy setup-env will read from now on: say if it will not
+        in_use = matrix.load_matrix()
+        result.in_use = in_use.path
+        if in_use.origin != "user":
+            result.notes += [*in_use.notes, f"setup-env keeps using {in_use.path}"]
+    return done(ExitCode.OK, message)
