@@ -11,8 +11,7 @@ import pytest
 
 from setup_env.cli import main
 from setup_env.commands.check import decide
-from setup_env.decide.doctor import Finding
-from setup_env.decide.plan import Fix, Plan
+from setup_env.decide.model import Finding, Fix, Plan
 from setup_env.decide.smoke_model import CheckResult, VerifyReport
 from setup_env.knowledge.variant import CPU
 from setup_env.probe.detect import detect

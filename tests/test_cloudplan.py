@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from setup_env.decide import cloudplan
 from setup_env.decide.cloudplan import CloudPlanError
-from setup_env.decide.plan import Plan
+from setup_env.decide.model import Plan, PlanOptions
 from setup_env.facts import CloudInfo, Facts, Gpu, NvidiaInfo, OSInfo, PythonInfo
 from setup_env.knowledge import cloud_catalog
 from setup_env.knowledge.variant import KINDS, Variant
@@ -271,7 +271,7 @@ EXPERT: list[tuple[str, str, str, tuple[str, ...], str, str | None, str, str | N
 def _make_plan(facts: Facts) -> Any:
     from setup_env.decide import plan
 
-    return plan.make_plan(facts, plan.PlanOptions())
+    return plan.make_plan(facts, PlanOptions())
 
 
 @pytest.mark.parametrize("case", EXPERT, ids=[f"{c[0]}:{c[1]}" for c in EXPERT])

@@ -15,8 +15,9 @@ from typing import Optional
 import pytest
 from packaging.version import Version
 
-from setup_env.decide.doctor import examine, wheel_platform
-from setup_env.decide.plan import PlanOptions, make_plan, spec_facts
+from setup_env.decide.doctor import examine
+from setup_env.decide.model import PlanOptions, wheel_platform
+from setup_env.decide.plan import make_plan, spec_facts
 from setup_env.decide.smoke import decide_arch
 from setup_env.facts import Facts, InstalledPackage
 from setup_env.knowledge import matrix as mx

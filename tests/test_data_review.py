@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from setup_env.decide.plan import PlanOptions, make_plan, spec_facts
+from setup_env.decide.model import PlanOptions
+from setup_env.decide.plan import make_plan, spec_facts
 from setup_env.knowledge import matrix as mx
 from setup_env.knowledge.variant import CPU, Variant
 

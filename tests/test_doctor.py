@@ -14,8 +14,8 @@ from typing import Optional
 
 import pytest
 
-from setup_env.decide.doctor import Finding, examine
-from setup_env.decide.plan import Plan
+from setup_env.decide.doctor import examine
+from setup_env.decide.model import Finding, Plan
 from setup_env.facts import CudaToolkit, Facts, Gpu, InstalledPackage, Note, NvidiaInfo
 from setup_env.knowledge import matrix as mx
 from setup_env.knowledge.variant import CPU, Variant

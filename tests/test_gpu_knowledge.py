@@ -8,7 +8,8 @@ import re
 import pytest
 
 from setup_env.decide.doctor import examine
-from setup_env.decide.plan import PlanError, make_plan, spec_facts
+from setup_env.decide.model import PlanError
+from setup_env.decide.plan import make_plan, spec_facts
 from setup_env.decide.rocmplan import gfx_runs_on, installed_gap, wheel_fit
 from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo, RocmInfo
 from setup_env.knowledge import gpus
@@ -22,7 +23,7 @@ CAT = gpus.load()
 
 
 def _plan(*names: str, driver: str | None = None, arch: str = "x86_64", torch: str | None = None):
-    from setup_env.decide.plan import PlanOptions
+    from setup_env.decide.model import PlanOptions
 
     facts = spec_facts(os="linux", arch=arch, python="3.12", gpus=names, driver=driver)
     return make_plan(facts, PlanOptions(torch=torch), M)

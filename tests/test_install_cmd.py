@@ -24,7 +24,7 @@ import pytest
 from setup_env.act import installer as inst
 from setup_env.act.installer import InstallError
 from setup_env.cli import main
-from setup_env.decide.plan import Plan
+from setup_env.decide.model import Plan
 from setup_env.knowledge.variant import CPU, Variant
 from setup_env.probe.detect import detect
 from setup_env.probe.host import LiveHost

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from setup_env.decide.plan import Plan, PlanError, PlanOptions, make_plan, spec_facts
+from setup_env.decide.model import Plan, PlanError, PlanOptions
+from setup_env.decide.plan import make_plan, spec_facts
 from setup_env.knowledge import gpus
 from setup_env.knowledge import matrix as mx
 from setup_env.knowledge.variant import Variant

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from setup_env.decide.plan import Plan, PlanError, PlanOptions, make_plan, spec_facts
+from setup_env.decide.model import Plan, PlanError, PlanOptions
+from setup_env.decide.plan import make_plan, spec_facts
 from setup_env.facts import Facts, Gpu, NvidiaInfo
 from setup_env.knowledge import matrix as mx
 from setup_env.knowledge.variant import CPU, MPS, XPU, Variant

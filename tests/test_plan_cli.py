@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from setup_env.cli import main
-from setup_env.decide.plan import PlanOptions, facts_summary, make_plan, spec_facts
+from setup_env.decide.model import PlanOptions
+from setup_env.decide.plan import facts_summary, make_plan, spec_facts
 from setup_env.facts import to_jsonable
 from setup_env.knowledge import matrix as mx
 from setup_env.knowledge.variant import CPU, Variant

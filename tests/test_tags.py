@@ -224,7 +224,8 @@ def test_no_packaging_at_import() -> None:
 
 def test_planner_reads_the_macos_floor_from_the_tags() -> None:
     """plan's "needs macOS X" comes from the release's own macosx_* tags for that interpreter."""
-    from setup_env.decide.plan import PlanOptions, make_plan, spec_facts
+    from setup_env.decide.model import PlanOptions
+    from setup_env.decide.plan import make_plan, spec_facts
     from setup_env.knowledge import matrix
 
     m = matrix.load_matrix(matrix.BUNDLED_PATH)

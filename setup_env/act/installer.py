@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from setup_env import bounded
-from setup_env.decide.plan import Plan
+from setup_env.decide.model import Plan
 from setup_env.facts import Facts
 from setup_env.knowledge.variant import Variant, is_index_label
 from setup_env.probe.host import LiveHost

@@ -15,8 +15,7 @@ from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from setup_env.decide.causes import Route
-    from setup_env.decide.doctor import Finding
-    from setup_env.decide.plan import Plan
+    from setup_env.decide.model import Finding, Plan
     from setup_env.output.render import Style
     from setup_env.probe.report import Report
 
@@ -76,7 +75,7 @@ def missing_text(report: Report) -> str:
 
 def report_findings(report: Report, findings: tuple[Finding, ...]) -> list[Finding]:
     """What only the report shows (torch's own verdict on CUDA), beyond the doctor's findings."""
-    from setup_env.decide.doctor import Finding
+    from setup_env.decide.model import Finding
 
     out: list[Finding] = []
     facts = report.facts

@@ -24,7 +24,7 @@ from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from setup_env.act.installer import InstallArgs, OfflineAdvice
-    from setup_env.decide.plan import Plan
+    from setup_env.decide.model import Plan
     from setup_env.facts import Facts
 
 EPILOG = """\
@@ -124,7 +124,8 @@ class _Out:
 
 def _plan_options(args: argparse.Namespace, installer: str) -> Any:
     from setup_env.act.installer import InstallError, check_url
-    from setup_env.decide.plan import PlanError, PlanOptions, check_options
+    from setup_env.decide.model import PlanError, PlanOptions
+    from setup_env.decide.plan import check_options
 
     options = PlanOptions(
         torch=args.torch.strip() if args.torch else None,

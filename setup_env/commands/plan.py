@@ -21,7 +21,7 @@ from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from setup_env.decide.cloudplan import CloudAdvice
-    from setup_env.decide.plan import Plan
+    from setup_env.decide.model import Plan
     from setup_env.facts import Facts
     from setup_env.probe.host import Host
 
@@ -102,7 +102,8 @@ def _fail(args: argparse.Namespace, exc: _BadInput) -> int:
 
 def _facts(args: argparse.Namespace) -> tuple[Facts, str]:
     from setup_env.commands._source import SourceError, read_facts_file
-    from setup_env.decide.plan import PlanError, spec_facts
+    from setup_env.decide.model import PlanError
+    from setup_env.decide.plan import spec_facts
     from setup_env.facts import Facts
 
     spec_given = [f for f in SPEC_FLAGS if getattr(args, f)]
@@ -282,7 +283,8 @@ def _with_python(facts: Facts, python: str) -> Facts:
 
 def run(args: argparse.Namespace) -> int:
     from setup_env.decide import cloudplan
-    from setup_env.decide.plan import PlanError, PlanOptions, facts_summary, make_plan
+    from setup_env.decide.model import PlanError, PlanOptions
+    from setup_env.decide.plan import facts_summary, make_plan
     from setup_env.facts import to_jsonable
     from setup_env.knowledge.matrix import MatrixError, load_matrix
     from setup_env.output import render

@@ -142,9 +142,9 @@ def _plans_cuda(plan: Any) -> bool:
 
 
 def _command(plan: Any, reinstall: bool = True) -> Optional[str]:
-    from setup_env.decide.doctor import _install_command
+    from setup_env.decide.model import install_command
 
-    return _install_command(plan, reinstall)
+    return install_command(plan, reinstall)
 
 
 # --- findings ------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def findings(
 ) -> list[Any]:
     """The root-cause findings the doctor's checks do not make, and the existing ones made more
     precise (returned in place of them: same code). ``existing``: the doctor's findings."""
-    from setup_env.decide.doctor import Finding
+    from setup_env.decide.model import Finding
 
     codes = {f.code for f in existing}
     out: list[Any] = []
@@ -403,7 +403,7 @@ def _old_gpu_fix(cc: Optional[str], facts: Facts, matrix: Optional[Matrix]) -> s
 def library_findings(facts: Facts, libraries: dict[str, str]) -> list[Any]:
     """pip's nvidia-* libraries built for another CUDA major than torch (from a report's
     library list)."""
-    from setup_env.decide.doctor import Finding
+    from setup_env.decide.model import Finding
 
     torch = facts.package("torch")
     cuda = _cuda_of(torch) if torch is not None else None
@@ -457,7 +457,7 @@ def newest_with_arch(
     """(torch version, variant, driver floor) of the newest build in the matrix with native
     kernels for ``cc`` on this platform; among that release's builds, one ``driver`` already
     runs, else the one needing the lowest driver."""
-    from setup_env.decide.doctor import wheel_platform
+    from setup_env.decide.model import wheel_platform
     from setup_env.knowledge.cuda import parse_cc, runs_on
 
     target = parse_cc(cc)
@@ -497,7 +497,7 @@ def route(facts: Facts, plan: Any, matrix: Optional[Matrix]) -> Optional[Route]:
         return None
     if matrix is None:
         return None
-    from setup_env.decide.doctor import wheel_platform
+    from setup_env.decide.model import wheel_platform
 
     py = facts.python.version
     steps: list[Step] = []

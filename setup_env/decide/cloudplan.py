@@ -34,7 +34,7 @@ from setup_env.knowledge import tags as wheel_tags
 from setup_env.knowledge.variant import CPU
 
 if TYPE_CHECKING:
-    from setup_env.decide.plan import Plan
+    from setup_env.decide.model import Plan
     from setup_env.knowledge.cloud_catalog import Catalog, Image, Instance
 
 DEFAULT_IMAGE = "ubuntu-24.04"

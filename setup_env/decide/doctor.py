@@ -15,32 +15,21 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from setup_env.facts import Facts, Gpu, InstalledPackage, Severity
+from setup_env.decide.model import Finding, driver_os, install_command, wheel_platform
+from setup_env.facts import Facts, Gpu, InstalledPackage
 from setup_env.knowledge.cuda import CC, Coverage, coverage, driver_fit, parse_cc, sm, version_tuple
 from setup_env.knowledge.variant import CPU
 
 if TYPE_CHECKING:
-    from setup_env.decide.plan import Plan
+    from setup_env.decide.model import Plan
     from setup_env.knowledge.matrix import Build, Matrix
 
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 # Values from the outside world that may appear inside a printed command.
 _SAFE_PATH = re.compile(r"^[A-Za-z0-9_./+@:=-]{1,400}$")
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str  # stable id: "cpu-build-on-gpu", "cuda-newer-than-driver", ...
-    severity: Severity
-    title: str
-    evidence: tuple[str, ...] = ()
-    fix: Optional[str] = None  # what to do, in words
-    command: Optional[str] = None  # the exact command, when one does it
-    details: dict[str, str] = field(default_factory=dict)
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -54,21 +43,6 @@ def _cuda_of(pkg: InstalledPackage) -> Optional[str]:
     if pkg.cuda:
         return pkg.cuda
     return pkg.variant.cuda if pkg.variant is not None else None
-
-
-def wheel_platform(facts: Facts) -> str:
-    """The wheel platform of these facts: linux_x86_64, windows_x86_64, macos_arm64 ... The
-    interpreter's machine first (the installed wheel is the interpreter's: x86_64 under Rosetta),
-    x86_64 when nothing says; an unknown OS is judged as Linux."""
-    from setup_env.knowledge.tags import platform_key
-
-    arch = facts.python.machine or facts.cpu.architecture or "x86_64"
-    return platform_key(facts.os.family, arch) or platform_key("linux", arch) or "linux_x86_64"
-
-
-def driver_os(facts: Facts) -> str:
-    """Whose driver numbering applies (:attr:`setup_env.facts.OSInfo.driver_os`)."""
-    return facts.os.driver_os
 
 
 def _nvidia_gpus(facts: Facts) -> tuple[Gpu, ...]:
@@ -105,18 +79,6 @@ def _quote(value: str) -> Optional[str]:
     return shlex.quote(value) if _SAFE_PATH.match(value) else None
 
 
-def _install_command(plan: Optional[Plan], reinstall: bool) -> Optional[str]:
-    """The plan's command; with ``reinstall`` the installed torch is removed first, since pip
-    counts ``2.13.0+cpu`` as satisfying ``torch==2.13.0`` and would keep it."""
-    command = plan.command if plan is not None else ""
-    if not command or plan is None or plan.status == "none":
-        return None
-    if reinstall and re.match(r"^(python3? -m pip|pip3?|uv pip) install ", command):
-        prefix = command.split(" install ", 1)[0]
-        return f"{prefix} uninstall -y torch torchvision torchaudio && {command}"
-    return command
-
-
 # --- the examination -------------------------------------------------------------------------
 
 
@@ -131,7 +93,7 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
     plan_variant = plan.variant if plan is not None else None
 
     if torch is None:
-        command = _install_command(plan, reinstall=False)
+        command = install_command(plan, reinstall=False)
         out.append(
             Finding(
                 "torch-not-installed",
@@ -149,7 +111,7 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
     if torch is not None and torch.variant == CPU and (nv or amd):
         gpu_names = ", ".join(sorted({g.name for g in (*nv, *amd)}))
         command = (
-            _install_command(plan, reinstall=True)
+            install_command(plan, reinstall=True)
             if plan_variant is not None and not plan_variant.is_cpu
             else None
         )
@@ -183,7 +145,7 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
                     "GPU: " + ", ".join(g.name for g in amd),
                 ),
                 fix="install a ROCm build of torch",
-                command=_install_command(plan, reinstall=True)
+                command=install_command(plan, reinstall=True)
                 if plan_variant is not None and plan_variant.is_rocm
                 else None,
             )
@@ -196,7 +158,7 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
                 f"torch {torch.version} is built for AMD ROCm, but the GPU is NVIDIA",
                 evidence=(f"torch HIP {torch.hip}", "GPU: " + ", ".join(g.name for g in nv)),
                 fix="install a CUDA build of torch",
-                command=_install_command(plan, reinstall=True)
+                command=install_command(plan, reinstall=True)
                 if plan_variant is not None and plan_variant.is_cuda
                 else None,
             )
@@ -288,7 +250,7 @@ def _driver_findings(
     if not fit.too_old:
         return []
     command = (
-        _install_command(plan, reinstall=True)
+        install_command(plan, reinstall=True)
         if plan is not None
         and plan.variant is not None
         and plan.variant.is_cuda
@@ -342,7 +304,7 @@ def _rocm_arch_findings(
                 else f"build PyTorch from source with PYTORCH_ROCM_ARCH={';'.join(gap.missing)} "
                 "(HSA_OVERRIDE_GFX_VERSION is an unsupported workaround)"
             ),
-            command=_install_command(plan, reinstall=True)
+            command=install_command(plan, reinstall=True)
             if plan_variant and plan_variant != torch.variant
             else None,
         )
@@ -370,7 +332,7 @@ def _arch_findings(
     wheel = f"torch {torch.version} ({torch.variant}) has " + " ".join(build.arch_names())
     if missing:
         command = (
-            _install_command(plan, reinstall=True)
+            install_command(plan, reinstall=True)
             if plan is not None and plan.variant != torch.variant
             else None
         )

@@ -24,7 +24,7 @@ from setup_env.knowledge.cuda import sm_of, version_tuple
 from setup_env.knowledge.variant import Variant
 
 if TYPE_CHECKING:
-    from setup_env.decide.plan import Plan, PlanOptions
+    from setup_env.decide.model import Plan, PlanOptions
     from setup_env.knowledge.matrix import Matrix
 
 NEVER_DRIVER = (
@@ -99,7 +99,7 @@ def plan(
     general: Callable[[Facts], Plan],
 ) -> Plan:
     """The plan for a Jetson. ``general`` plans ordinary (non-Jetson) facts (JetPack 7's route)."""
-    from setup_env.decide.plan import Fix, Plan
+    from setup_env.decide.model import Fix, Plan
 
     cat = catalogue.load()
     row, assumed = _row(info, cat)
@@ -171,7 +171,7 @@ def _nvidia_build(
     warnings: list[str],
     upgrade_fix: Optional[str],
 ) -> Plan:
-    from setup_env.decide.plan import Fix, Plan
+    from setup_env.decide.model import Fix, Plan
 
     sm = sm_of(cc, "the Jetson's GPU arch")
     reasons = [
@@ -240,7 +240,7 @@ def _sbsa(
 ) -> Plan:
     """JetPack 7: PyTorch's SBSA CUDA 13 wheels, planned like any aarch64 machine with the
     driver L4T reports; driver fixes become JetPack upgrades."""
-    from setup_env.decide.plan import Fix
+    from setup_env.decide.model import Fix
     from setup_env.facts import Gpu, NvidiaInfo
 
     cc = info.compute_capability or row.modules[0]

@@ -421,7 +421,7 @@ def decide_arch(
     """The wheel's arch list covers every GPU; the driver runs the wheel's CUDA. The rules are
     :mod:`knowledge.cuda`'s; ``matrix`` (the wheel data) adds the driver minimums of the wheel's
     own toolkit, judged against the driver version in ``facts``."""
-    from setup_env.decide.doctor import driver_os, wheel_platform
+    from setup_env.decide.model import driver_os, wheel_platform
 
     cuda = info.get("cuda")
     hip = info.get("hip")

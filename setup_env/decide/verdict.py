@@ -28,8 +28,7 @@ from setup_env.knowledge.variant import Variant
 
 if TYPE_CHECKING:
     from setup_env.decide.cloudplan import CloudAdvice
-    from setup_env.decide.doctor import Finding
-    from setup_env.decide.plan import Plan
+    from setup_env.decide.model import Finding, Plan
     from setup_env.decide.smoke_model import VerifyReport
     from setup_env.facts import Facts
 
@@ -209,7 +208,7 @@ def target_arch_findings(
 
     Returns (findings, replaces): ``replaces`` is True when the binaries were read, so the
     doctor's matrix-based arch findings (a list from the data, possibly inferred) give way."""
-    from setup_env.decide.doctor import Finding
+    from setup_env.decide.model import Finding
     from setup_env.knowledge.cuda import parse_cc, runs_on, sm
 
     torch = facts.package("torch")
@@ -297,7 +296,7 @@ def target_platform_findings(
     facts: Facts, wheel_tags: Sequence[str], arch: Optional[str]
 ) -> tuple[Finding, ...]:
     """Does the installed torch wheel (its WHEEL tags) run on the target's OS, CPU and glibc?"""
-    from setup_env.decide.doctor import Finding
+    from setup_env.decide.model import Finding
 
     if not wheel_tags:
         return ()
@@ -341,7 +340,7 @@ def target_platform_findings(
 
 def target_python_findings(facts: Facts, wanted: Optional[str]) -> tuple[Finding, ...]:
     """``--python X.Y`` names the target's Python; the environment judged runs its own."""
-    from setup_env.decide.doctor import Finding
+    from setup_env.decide.model import Finding
 
     have = facts.python.version or ""
     if not wanted or not have:
@@ -450,7 +449,7 @@ def _same(key: str, actual: str, wanted: str) -> bool:
 
 
 def expectation_findings(results: Sequence[ExpectResult]) -> tuple[Finding, ...]:
-    from setup_env.decide.doctor import Finding
+    from setup_env.decide.model import Finding
 
     out: list[Finding] = []
     for r in results:

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
-    from setup_env.decide.doctor import Finding
-    from setup_env.decide.plan import Plan
+    from setup_env.decide.model import Finding, Plan
     from setup_env.decide.verdict import CheckReport
     from setup_env.facts import Facts
     from setup_env.output.render import Style

@@ -1,0 +1,207 @@
+"""A chosen build as the installer's command: pip, uv, a uv project, poetry, a requirements
+file. Built only from validated parts (versions parsed by packaging, variants from the data's
+closed set, URLs checked) as argv, then quoted with shlex for display.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, Optional
+
+from packaging.version import Version
+
+from setup_env.knowledge.variant import Variant
+
+if TYPE_CHECKING:
+    from setup_env.knowledge.matrix import Build, Release
+from setup_env.decide.model import Plan
+from setup_env.decide.plan.context import _Ctx, check_index_url
+
+
+def _finish(
+    ctx: _Ctx,
+    rel: Release,
+    variant: Variant,
+    via_pypi: bool,
+    status: Literal["ok", "fallback"],
+    build: Optional[Build],
+    compat: Optional[str],
+    installable: Sequence[Release],
+) -> Plan:
+    opts = ctx.options
+    t = ctx.t
+    index_variant = variant.index_variant
+    url: Optional[str] = None
+    source = "pypi"
+    if not via_pypi:
+        if opts.index_url:
+            url = f"{check_index_url(opts.index_url).rstrip('/')}/{index_variant}"
+            source = "mirror"
+        else:
+            url = f"{ctx.matrix.index_url.rstrip('/')}/{index_variant}"
+            source = "index"
+    elif opts.index_url:
+        ctx.warn(
+            "mirror-unused",
+            "--index-url names a mirror of PyTorch's index, but this plan installs from PyPI",
+        )
+    requirements = [f"torch=={rel.version}"]
+    for name in opts.with_packages:
+        comp = rel.companions.get(name)
+        if comp is None or comp.spec is None:
+            alt = _newest_with_companion(ctx, name, installable)
+            msg = f"{name}: no {name} release is known for torch {rel.version}"
+            if name == "torchvision" and rel.version >= Version("2.15"):
+                msg += " (none on PyPI yet)"
+            ctx.warn("companion-unknown", msg + "; installing torch without it")
+            if alt is not None:
+                ctx.fix(
+                    8,
+                    "pin-torch",
+                    f"torch {alt.version} is the newest with a known {name} "
+                    f"({alt.companions[name].spec or ''}): --torch {alt.version}",
+                )
+            continue
+        if not _companion_wheel(ctx, name, comp.version):
+            ctx.warn(
+                "companion-no-wheel",
+                f"{name} {comp.version}: no wheel on PyPI for {t.py_label} on {t.platform}; "
+                f"pip may try to build it from source",
+            )
+        requirements.append(f"{name}{comp.spec}")
+    argv, command, config = _commands(ctx, requirements, url, pre=False)
+    min_driver = None
+    cuda = None
+    if build is not None:
+        cuda = build.cuda
+        row = ctx.matrix.cuda_version(build.cuda)
+        if row is not None:
+            min_driver = row.toolkit_minimum(build.toolkit).for_os(t.driver_os)[1]
+            ctx.details["mvc_floor"] = row.mvc.for_os(t.driver_os)[1]
+        ctx.details["arches"] = " ".join(build.arch_names())
+        ctx.details["arches_source"] = build.measured or build.source
+    ctx.details["release_uploaded"] = rel.uploaded
+    ctx.details["requires_python"] = str(rel.requires_python)
+    return ctx.said(
+        Plan(
+            status=status,
+            torch_version=str(rel.version),
+            variant=variant,
+            index_url=url,
+            requirements=tuple(requirements),
+            argv=argv,
+            command=command,
+            config=config,
+            fixes=ctx.ranked(),
+            min_driver=min_driver,
+            details=dict(ctx.details),
+            platform=t.platform,
+            cuda=cuda,
+            driver_compat=compat,
+            newest_torch=str(ctx.matrix.newest.version),
+            source=source,
+        )
+    )
+
+
+def _newest_with_companion(
+    ctx: _Ctx, name: str, installable: Sequence[Release]
+) -> Optional[Release]:
+    for rel in installable:
+        comp = rel.companions.get(name)
+        if comp is not None and comp.spec is not None:
+            return rel
+    return None
+
+
+def _companion_wheel(ctx: _Ctx, name: str, version: Optional[Version]) -> bool:
+    if name != "torchvision" or version is None or not ctx.t.tags:
+        return True
+    files = ctx.matrix.torchvision_files.get(str(version))
+    if files is None:
+        return True
+    from setup_env.knowledge.tags import platform_of_tag
+
+    have = {
+        f"{pa}-{tag}"
+        for tag, pas in files.items()
+        if platform_of_tag(tag) == ctx.t.platform
+        for pa in pas
+    }
+    # py3-none wheels and the like match any interpreter of the platform
+    if any(not h.startswith("cp") for h in have):
+        return True
+    return bool(have & ctx.t.tags) or not have
+
+
+def _commands(
+    ctx: _Ctx, requirements: Sequence[str], url: Optional[str], pre: bool
+) -> tuple[tuple[str, ...], str, Optional[str]]:
+    inst = ctx.options.installer
+    reqs = list(requirements)
+    idx = ["--index-url", url] if url else []
+    pre_flag = ["--pre"] if pre else []
+    config: Optional[str] = None
+    if inst == "pip":
+        argv = ["pip", "install", *pre_flag, *reqs, *idx]
+    elif inst == "uv":
+        argv = ["uv", "pip", "install", *pre_flag, *reqs, *idx]
+    elif inst == "requirements":
+        lines = ([f"--index-url {url}"] if url else []) + (["--pre"] if pre else []) + reqs
+        config = "\n".join(lines) + "\n"
+        argv = ["pip", "install", "-r", "requirements.txt"]
+    elif inst == "uv-project":
+        config = _uv_project(reqs, url, ctx)
+        argv = ["uv", "sync"] if url else ["uv", "add", *reqs]
+    else:
+        config = _poetry(reqs, url, ctx)
+        argv = ["poetry", "install"] if url else ["poetry", "add", *reqs]
+    return tuple(argv), " ".join(shlex.quote(a) for a in argv), config
+
+
+def _index_name(url: str) -> str:
+    tail = url.rstrip("/").rsplit("/", 1)[-1]
+    return "pytorch-" + re.sub(r"[^a-z0-9]+", "-", tail.lower()).strip("-")
+
+
+def _toml(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _split(req: str) -> tuple[str, str]:
+    name, _, spec = req.partition("==")
+    return name, spec
+
+
+def _uv_project(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
+    deps = ", ".join(_toml(r) for r in reqs)
+    out = ["[project]", f"dependencies = [{deps}]"]
+    if url:
+        name = _index_name(url)
+        out += ["", "[[tool.uv.index]]", f"name = {_toml(name)}", f"url = {_toml(url)}"]
+        out.append("explicit = true")
+        out += ["", "[tool.uv.sources]"]
+        for r in reqs:
+            out.append(f"{_split(r)[0]} = [{{ index = {_toml(name)} }}]")
+    if ctx.options.channel == "nightly":
+        out += ["", "[tool.uv]", 'prerelease = "allow"']
+    return "\n".join(out) + "\n"
+
+
+def _poetry(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
+    out = ["[tool.poetry.dependencies]"]
+    name = _index_name(url) if url else None
+    for r in reqs:
+        pkg, spec = _split(r)
+        spec = spec or "*"
+        if name:
+            allow = ", allow-prereleases = true" if ctx.options.channel == "nightly" else ""
+            out.append(f"{pkg} = {{ version = {_toml(spec)}, source = {_toml(name)}{allow} }}")
+        else:
+            out.append(f"{pkg} = {_toml(spec)}")
+    if url and name:
+        out += ["", "[[tool.poetry.source]]", f"name = {_toml(name)}", f"url = {_toml(url)}"]
+        out.append('priority = "explicit"')
+    return "\n".join(out) + "\n"

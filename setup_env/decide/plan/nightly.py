@@ -1,0 +1,103 @@
+"""The nightly channel: PyTorch's nightly index, never verified, for the machine's accelerator."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from setup_env.knowledge.variant import CPU, XPU, Variant
+
+if TYPE_CHECKING:
+    pass
+from setup_env.decide.model import COMPANIONS, Plan
+from setup_env.decide.plan.context import (
+    _accelerator,
+    _Ctx,
+    _no_platform,
+    _none,
+    asked_variant,
+    check_index_url,
+    runs_on,
+)
+from setup_env.decide.plan.formats import _commands
+
+
+def _nightly_plan(ctx: _Ctx) -> Plan:
+    t = ctx.t
+    plat = t.platform
+    if plat is None:
+        return _no_platform(ctx)
+    variants = ctx.matrix.nightly.get(plat, ())
+    kind = _accelerator(ctx)
+    asked = asked_variant(ctx.options, ctx.matrix)
+    variant: Variant
+    if asked is not None:
+        variant = asked
+        if variant not in variants:
+            return _none(
+                ctx,
+                "nightly-no-variant",
+                f"the nightly channel has no {variant} build for {plat} in the data",
+            )
+    elif plat.startswith("macos"):
+        variant = CPU
+    elif kind == "nvidia":
+        newest = ctx.matrix.newest
+        # the newest CUDA whose newest stable build runs every GPU
+        fits = []
+        for v in variants:
+            if not v.is_cuda:
+                continue
+            b = None
+            for rel in reversed(ctx.matrix.releases):
+                b = ctx.matrix.build(v, rel.version, plat)
+                if b is not None:
+                    break
+            if b is not None and all(g.cc is None or runs_on(g.cc, b) for g in ctx.nv):
+                fits.append(v)
+        if not fits:
+            return _none(
+                ctx,
+                "nightly-no-gpu-build",
+                f"no nightly CUDA build is known to carry kernels for these GPUs "
+                f"(data of {newest.version})",
+            )
+        stable = newest.pypi_variant.get("linux_x86_64")
+        variant = stable.variant if stable and stable.variant in fits else max(fits)
+    elif kind == "amd":
+        rocms = [v for v in variants if v.is_rocm]
+        if not rocms:
+            return _none(
+                ctx, "nightly-no-variant", f"the nightly channel has no ROCm build for {plat}"
+            )
+        variant = max(rocms)
+    elif kind == "intel" and XPU in variants:
+        variant = XPU
+    else:
+        variant = CPU
+    ctx.lead("nightly", f"nightly {variant} build from PyTorch's nightly index")
+    ctx.warn(
+        "nightly-unverified",
+        "nightly builds change daily and their contents are not verified by this data "
+        f"({ctx.matrix.retrieved}); pin a stable release for anything that must keep working",
+    )
+    base = check_index_url(ctx.options.index_url) if ctx.options.index_url else ctx.matrix.index_url
+    url = f"{base.rstrip('/')}/nightly/{variant}"
+    packages = ["torch", *[p for p in ctx.options.with_packages if p in COMPANIONS]]
+    argv, command, config = _commands(ctx, packages, url, pre=True)
+    return ctx.said(
+        Plan(
+            status="ok",
+            torch_version=None,
+            variant=variant,
+            index_url=url,
+            requirements=tuple(packages),
+            argv=argv,
+            command=command,
+            config=config,
+            fixes=ctx.ranked(),
+            details=ctx.details,
+            platform=plat,
+            newest_torch=None,
+            source="nightly",
+        )
+    )
