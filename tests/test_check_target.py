@@ -18,7 +18,6 @@ import pytest
 from setup_env.cli import main
 from setup_env.decide.verdict import (
     ExpectError,
-    TorchArches,
     evaluate_expectations,
     parse_expect,
     target_arch_findings,
@@ -27,6 +26,7 @@ from setup_env.decide.verdict import (
 from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo, OSInfo
 from setup_env.knowledge.variant import CPU, Variant
 from setup_env.probe import torch_arches
+from setup_env.probe.torch_arches import TorchArches
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HOSTS = FIXTURES / "hosts"

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from setup_env.decide.verdict import CheckReport, Expect
     from setup_env.facts import Facts
     from setup_env.output.render import Style
+    from setup_env.probe.torch_arches import TorchArches
 
 # Kept importable from here: tests and callers know the verdict by this name.
 from setup_env.decide.verdict import Verdict, decide
@@ -162,7 +163,7 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
 
     advice: Optional[CloudAdvice] = None
     target_label: Optional[str] = None
-    arches: Optional[V.TorchArches] = None
+    arches: Optional[TorchArches] = None
     extra: tuple[Any, ...] = ()
     replaces_arch = False
     if _is_target(args):

@@ -31,7 +31,7 @@ INSTALLERS = (
     "uv-project",
     "poetry",
     "requirements",
-)  # = setup_env.decide.plan.INSTALLERS
+)  # = setup_env.decide.model.INSTALLERS
 SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl", "jetpack")
 
 

@@ -6,7 +6,7 @@ Jetson (they are SBSA server builds for CUDA 13 without sm_87/sm_72); NVIDIA bui
 each JetPack (its redist folder up to JetPack 5, the Jetson AI Lab index from JetPack 6). JetPack
 7 (Thor, sm_110, CUDA 13) runs PyTorch's SBSA CUDA 13 wheels where the wheel data lists sm_110.
 
-Pure: facts in, a :class:`setup_env.decide.plan.Plan` out; the JetPack table is ``gpus.json``
+Pure: facts in, a :class:`setup_env.decide.model.Plan` out; the JetPack table is ``gpus.json``
 "jetpack" (each row with its sources).
 """
 

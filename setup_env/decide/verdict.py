@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from setup_env.exitcodes import ExitCode
 from setup_env.knowledge.variant import Variant
+from setup_env.probe.torch_arches import TorchArches
 
 if TYPE_CHECKING:
     from setup_env.decide.cloudplan import CloudAdvice
@@ -181,21 +182,6 @@ def decide(
 
 
 # --- a target machine: the installed torch's real architectures -------------------------------
-
-
-@dataclass(frozen=True)
-class TorchArches:
-    """What the installed torch's CUDA libraries carry, read from their fat binaries."""
-
-    sass: tuple[str, ...] = ()  # ("sm_75", "sm_80", …, "sm_120")
-    ptx: tuple[str, ...] = ()  # ("compute_120",)
-    files: tuple[str, ...] = ()  # the libraries read ("torch/lib/libtorch_cuda.so")
-    error: Optional[str] = None  # could not be read (then nothing above is known)
-    wheel_tags: tuple[str, ...] = ()  # the WHEEL file's tags: "cp311-cp311-manylinux_2_28_x86_64"
-
-    @property
-    def arches(self) -> tuple[str, ...]:
-        return (*self.sass, *self.ptx)
 
 
 _ARCH_CODES = ("gpu-arch-not-in-wheel", "gpu-arch-ptx-only")

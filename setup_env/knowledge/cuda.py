@@ -29,10 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Optional, Union
-
-if TYPE_CHECKING:
-    from setup_env.knowledge.matrix import CudaVersion
+from typing import Literal, Optional, Protocol, Union
 
 CC = tuple[int, int]  # a compute capability: (8, 6)
 Suffix = Literal["", "a", "f"]
@@ -212,11 +209,28 @@ def cuda_xy(toolkit: str) -> str:
     return ".".join(toolkit.split(".")[:2])
 
 
+class DriverFloorRow(Protocol):
+    """A minimum driver per OS, as the matrix's ``cuda`` rows hold it (``matrix.DriverFloor``)."""
+
+    def for_os(self, os_family: str) -> tuple[object, str]: ...
+
+
+class CudaRow(Protocol):
+    """What :func:`driver_fit` reads of a CUDA X.Y row (``matrix.CudaVersion``). A protocol, not
+    an import: the matrix is built on these rules, so the rules may not import the matrix."""
+
+    @property
+    def updates(self) -> Mapping[str, DriverFloorRow]: ...
+
+    @property
+    def mvc(self) -> DriverFloorRow: ...
+
+
 def driver_fit(
     driver: Optional[str],
     toolkit: str,
     os: str,
-    table: Mapping[str, CudaVersion],
+    table: Mapping[str, CudaRow],
     *,
     driver_cuda: Optional[str] = None,
     needs_ptx: bool = False,

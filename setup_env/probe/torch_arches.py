@@ -14,13 +14,25 @@ architectures are the wheel's own, whatever the matrix says about it.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Optional
+from dataclasses import dataclass
+from typing import Optional
 
-from setup_env.decide.verdict import TorchArches
 from setup_env.facts import InstalledPackage
 
-if TYPE_CHECKING:
-    pass
+
+@dataclass(frozen=True)
+class TorchArches:
+    """What the installed torch's CUDA libraries carry, read from their fat binaries."""
+
+    sass: tuple[str, ...] = ()  # ("sm_75", "sm_80", …, "sm_120")
+    ptx: tuple[str, ...] = ()  # ("compute_120",)
+    files: tuple[str, ...] = ()  # the libraries read ("torch/lib/libtorch_cuda.so")
+    error: Optional[str] = None  # could not be read (then nothing above is known)
+    wheel_tags: tuple[str, ...] = ()  # the WHEEL file's tags: "cp311-cp311-manylinux_2_28_x86_64"
+
+    @property
+    def arches(self) -> tuple[str, ...]:
+        return (*self.sass, *self.ptx)
 
 
 def _libraries(libdir: str) -> list[str]:
