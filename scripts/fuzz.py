@@ -190,7 +190,7 @@ def _text_parsers() -> list[tuple[str, Callable[[str], Any]]]:
             if (
                 fname.startswith("parse_")
                 and inspect.isfunction(fn)
-                and fn.__module__ == mod.__name__
+                and (fn.__module__ + ".").startswith(mod.__name__ + ".")  # or a package's module
             ):
                 req = [
                     p for p in inspect.signature(fn).parameters.values()

@@ -202,7 +202,8 @@ def _text_parsers() -> list[tuple[str, Callable[[str], Any]]]:
         for fname, fn in sorted(vars(mod).items()):
             if not fname.startswith("parse_") or not inspect.isfunction(fn):
                 continue
-            if fn.__module__ != mod.__name__:
+            # defined in the probe (or in a module of a probe package: nvidia), not imported
+            if not (fn.__module__ + ".").startswith(mod.__name__ + "."):
                 continue
             params = [
                 p for p in inspect.signature(fn).parameters.values()

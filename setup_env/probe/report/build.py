@@ -1,0 +1,271 @@
+"""The facts and the :class:`Report` assembled from what a layout read: the field mapping of
+:mod:`.fields`, torch's messages, a Jetson's signs, and what a diagnosis needs that the paste
+lacks."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Optional
+
+from setup_env.facts import (
+    CudaToolkit,
+    Facts,
+    Gpu,
+    JetsonInfo,
+    Note,
+    NvidiaInfo,
+    OSInfo,
+    RocmInfo,
+    XpuInfo,
+)
+from setup_env.knowledge.variant import XPU
+from setup_env.probe.report.fields import (
+    _bool,
+    _cpu_info,
+    _cudnn_version,
+    _gpus,
+    _os_info,
+    _packages,
+    _pip_libraries,
+    _python_info,
+    _value,
+    _version_prefix,
+    _xpu_gpus,
+)
+from setup_env.probe.report.messages import TorchMessage
+from setup_env.probe.report.model import SOURCE, WARNING_SOURCE, Report
+
+
+def _build(
+    fields: dict[str, str],
+    gpu_lines: list[str],
+    cudnn_lines: list[str],
+    cpu_lines: list[str],
+    lib_lines: list[str],
+    truncated: bool,
+    *,
+    layout: str = "pytorch",
+    messages: tuple[TorchMessage, ...] = (),
+    xpu_lines: Optional[list[str]] = None,
+    env: Optional[dict[str, str]] = None,
+) -> Report:
+    notes: list[Note] = []
+    os_info = _os_info(fields, notes)
+    wmi = next(
+        (
+            re.split(r"[:=]", x, maxsplit=1)[1].strip()
+            for x in cpu_lines
+            if re.match(r"^Architecture\s*[:=]", x)
+        ),
+        "",
+    )
+    cuda_build = bool(re.match(r"^\d+\.\d+", fields.get("CUDA used to build PyTorch", "")))
+    python = _python_info(fields, os_info, notes, wmi, cuda_build)
+    cpu = _cpu_info(cpu_lines, python, os_info)
+    if (
+        os_info.family == "darwin"
+        and python.machine == "x86_64"
+        and (cpu.model or "").startswith("Apple M")
+    ):
+        # An x86_64 interpreter on Apple Silicon can only be running under Rosetta 2.
+        python = replace(python, rosetta=True, sources={**python.sources, "rosetta": SOURCE})
+    rocm_build = _value(fields.get("ROCM used to build PyTorch"))
+    hip_runtime = _value(fields.get("HIP runtime version"))
+    nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
+    from setup_env.probe.resolve import fill
+
+    # What the catalogues know (one resolve step): NVIDIA compute capability, AMD gfx id.
+    nv_gpus = [fill(g) for g in nv_gpus]
+    amd_gpus = [fill(g) for g in amd_gpus]
+    driver = _value(fields.get("Nvidia driver version"))
+    # torch's messages: the driver's CUDA version, GPUs the GPU list did not show.
+    cuda_driver = next((m.cuda_driver for m in messages if m.cuda_driver), None)
+    for m in messages:
+        if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old"):
+            known = [g for g in nv_gpus if g.name == m.gpu]
+            if known:
+                nv_gpus = [
+                    replace(g, compute_capability=g.compute_capability or m.cc) for g in nv_gpus
+                ]
+            else:
+                nv_gpus.append(
+                    Gpu(
+                        index=len(nv_gpus),
+                        name=m.gpu,
+                        compute_capability=m.cc,
+                        source=WARNING_SOURCE,
+                    )
+                )
+    nvidia: Optional[NvidiaInfo] = None
+    if driver or nv_gpus or cuda_driver:
+        src = {
+            k: f"{SOURCE}:{label}"
+            for k, label, v in (
+                ("driver_version", "Nvidia driver version", driver),
+                ("gpus", "GPU models and configuration", nv_gpus),
+            )
+            if v
+        }
+        if cuda_driver:
+            src["cuda_driver_version"] = WARNING_SOURCE
+        nvidia = NvidiaInfo(
+            driver_version=driver,
+            cuda_driver_version=cuda_driver,
+            gpus=tuple(nv_gpus),
+            sources=src,
+        )
+    rocm: Optional[RocmInfo] = None
+    if amd_gpus or hip_runtime:
+        rocm = RocmInfo(
+            version=_version_prefix(hip_runtime, 2),
+            gpus=tuple(amd_gpus),
+            sources={"version": f"{SOURCE}:HIP runtime version"} if hip_runtime else {},
+        )
+    xpu_available = _bool(fields.get("Is XPU available"))
+    xpu_gpus = _xpu_gpus(xpu_lines or [])
+    xpu = (
+        XpuInfo(gpus=xpu_gpus, sources={"gpus": f"{SOURCE}:Intel GPU models detected"})
+        if xpu_available or xpu_gpus
+        else None
+    )
+    toolkits: tuple[CudaToolkit, ...] = ()
+    nvcc = _value(fields.get("CUDA runtime version"))
+    full = _version_prefix(nvcc)
+    if full and "." in full:
+        toolkits = (
+            CudaToolkit(
+                version=".".join(full.split(".")[:2]),
+                full_version=full,
+                cudnn_version=_cudnn_version(cudnn_lines),
+                source=f"{SOURCE}:CUDA runtime version (nvcc --version)",
+            ),
+        )
+    packages = _packages(fields, lib_lines, os_info)
+    cuda_available = _bool(fields.get("Is CUDA available"))
+    if truncated:
+        notes.append(
+            Note(
+                "collect-env-truncated",
+                "the pasted report stops before its library list ends; what follows the cut "
+                "is unknown",
+                SOURCE,
+                "info",
+            )
+        )
+    torch_version = _value(fields.get("PyTorch version")) or ""
+    if (os_info.kernel and "tegra" in os_info.kernel) or re.search(
+        r"[.+]nv\d{2}\.\d{2}", torch_version
+    ):
+        notes.append(
+            Note(
+                "jetson",
+                "an NVIDIA Jetson (L4T kernel "
+                + (os_info.kernel or "?")
+                + (
+                    f"; torch {torch_version} is NVIDIA's Jetson build"
+                    if "nv" in torch_version
+                    else ""
+                )
+                + ")",
+                f"{SOURCE}:Python platform",
+                "info",
+            )
+        )
+    jetson = _jetson_info(os_info, torch_version, nv_gpus, toolkits, notes)
+    for m in messages:
+        notes.append(Note(f"torch-message-{m.kind}", m.text, WARNING_SOURCE, "info"))
+    facts = Facts(
+        jetson=jetson,
+        os=os_info,
+        python=python,
+        cpu=cpu,
+        nvidia=nvidia,
+        rocm=rocm,
+        xpu=xpu,
+        toolkits=toolkits,
+        packages=tuple(packages),
+        environment=dict(env or {}),
+        notes=tuple(notes),
+    )
+    return Report(
+        facts=facts,
+        fields=dict(fields),
+        cuda_available=cuda_available,
+        xpu_available=xpu_available,
+        debug_build=_bool(fields.get("Is debug build")),
+        truncated=truncated,
+        layout=layout,
+        missing=_missing(fields, facts),
+        warnings=messages,
+        libraries=_pip_libraries(lib_lines),
+    )
+
+
+def _jetson_info(
+    os_info: OSInfo,
+    torch_version: str,
+    nv_gpus: list[Gpu],
+    toolkits: tuple[CudaToolkit, ...],
+    notes: list[Note],
+) -> Optional[JetsonInfo]:
+    """A Jetson, when the report shows one: the L4T kernel ("5.10.120-tegra"), NVIDIA's Jetson
+    torch build ("+nv23.02"), or the iGPU's name; with the toolkit's CUDA (JetPack's own), which
+    narrows the JetPack."""
+    embedded = [g for g in nv_gpus if _segment(g.name) == "embedded"]
+    if not any(n.code == "jetson" for n in notes) and not embedded:
+        return None
+    sources: dict[str, str] = {}
+    module = embedded[0].name if embedded else None
+    if module:
+        sources["module"] = f"{SOURCE}:GPU models and configuration"
+    cuda = toolkits[0].version if toolkits else None
+    if cuda:
+        sources["cuda"] = f"{SOURCE}:CUDA runtime version (nvcc --version)"
+    return JetsonInfo(
+        module=module,
+        cuda=cuda,
+        compute_capability=embedded[0].compute_capability if embedded else None,
+        sources=sources,
+    )
+
+
+def _segment(name: str) -> Optional[str]:
+    try:
+        from setup_env.knowledge import gpus as catalogue
+
+        model = catalogue.lookup(name)
+    except (ImportError, KeyError, ValueError, LookupError):
+        return None
+    return getattr(model, "segment", None) if model is not None else None
+
+
+def _missing(fields: dict[str, str], facts: Facts) -> tuple[str, ...]:
+    """What a diagnosis needs that the paste does not hold (cut off, or never pasted)."""
+    out: list[str] = []
+    if "PyTorch version" not in fields and facts.package("torch") is None:
+        out.append("torch")
+    if facts.os.family == "other":
+        out.append("os")
+    if not facts.python.version:
+        out.append("python")
+    if "GPU models and configuration" not in fields and facts.os.family != "darwin":
+        gpus = facts.gpus
+        if not gpus:
+            out.append("gpus")
+    elif (
+        facts.os.family != "darwin"
+        and "Is XPU available" not in fields
+        and not facts.gpus
+        and (facts.package("torch") is not None)
+        and (facts.package("torch").variant in (XPU, None))  # type: ignore[union-attr]
+    ):
+        # An XPU (or unknown) build: collect_env before torch 2.8 does not list Intel GPUs.
+        out.append("gpus")
+    if (
+        "Nvidia driver version" not in fields
+        and facts.os.family in ("linux", "windows")
+        and (facts.nvidia is None or not facts.nvidia.driver_version)
+    ):
+        out.append("driver")
+    return tuple(out)

@@ -1,0 +1,131 @@
+"""torch's own messages (and the CUDA and ROCm runtimes'), pasted with a report or alone, read
+into :class:`TorchMessage` values."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class TorchMessage:
+    """One of torch's (or the CUDA/ROCm runtime's) messages found in the paste, read into values.
+
+    ``kind``: "driver-too-old" (``cuda_driver``: the CUDA version the driver supports),
+    "arch-not-compatible" (``gpu``, ``cc`` and ``arches``: the installed wheel's list),
+    "gpu-too-old" (``gpu``, ``cc``, ``min_cc``), "no-kernel-image", "device-count-error"
+    (``error``: 803/804/999...), "mps-unavailable" (``min_macos`` when the message names one),
+    "library-load" (``library``), "rocm-no-kernel"."""
+
+    kind: str
+    text: str  # the message as pasted (one line, at most 300 characters)
+    gpu: Optional[str] = None
+    cc: Optional[str] = None  # "12.0"
+    min_cc: Optional[str] = None
+    arches: tuple[str, ...] = ()  # ("sm_50", "sm_60", ...)
+    cuda_driver: Optional[str] = None  # "11.4"
+    error: Optional[int] = None
+    library: Optional[str] = None
+    min_macos: Optional[str] = None
+
+
+# Each pattern is anchored on fixed words and uses bounded, non-nested repetition: linear time.
+_M_DRIVER = re.compile(r"NVIDIA driver on your system is too old \(found version (\d{4,6})\)")
+_M_ARCH = re.compile(
+    r"with CUDA capability sm_(\d{2,3}) is not compatible with the current PyTorch installation"
+    r"\.?\s{0,8}The current PyTorch install supports CUDA capabilities"
+    r"((?:\s{1,4}(?:sm|compute)_\d{2,3}[a-z]?){1,40})"
+)
+_M_NAME_BEFORE = re.compile(r"([A-Za-z][\w ()-]{0,80}?)\s*$")
+_M_OLD_GPU = re.compile(
+    r"Found GPU\s?(\d{1,2}),? ([\w ()\[\]/.-]{1,80}?) which is of cuda capability "
+    r"(\d{1,2})\.(\d)\.?\s{0,8}(?:PyTorch no longer supports this GPU because it is too old\."
+    r"\s{0,8}The minimum cuda capability (?:that we support|supported by this library) is "
+    r"(\d{1,2}\.\d)|Minimum and Maximum cuda capability supported by this version of PyTorch "
+    r"is\s{0,4}\((\d{1,2}\.\d)\))"
+)
+_M_NO_KERNEL = re.compile(r"no kernel image is available for execution on the device")
+_M_COUNT = re.compile(
+    r"(?:Unexpected error from cudaGetDeviceCount\(\)|cudaGetDeviceCount)[^.]{0,120}?"
+    r"(?:\.[^.]{0,200}?)?Error (\d{3}): ([A-Za-z /-]{3,80})"
+)
+_M_MPS = re.compile(
+    r"MPS backend is supported on mac ?OS (\d{2}(?:\.\d)?)\+|MPS not available because the "
+    r"current (?:MacOS|macOS) version is not (\d{2}(?:\.\d)?)\+|MPS not available because the "
+    r"current PyTorch install was not built with MPS enabled",
+    re.I,
+)
+_M_LIB = re.compile(
+    r"((?:lib)?(?:nccl|cudnn\w{0,20}|cublas\w{0,10}|cudart|cusparse\w{0,10})"
+    r"(?:\.so[.\d]{0,12}|64_\d{1,3}\.dll))[\w ():'\\/.-]{0,40}?(?:cannot open shared object file|"
+    r"could not be found|not found|undefined symbol)",
+    re.I,
+)
+_M_LIB2 = re.compile(r"(?:Could not load library|Unable to load) (lib\w{2,30}\.so[.\d]{0,12})")
+_M_ROCM = re.compile(r"HIP error: invalid device function|hipErrorNoBinaryForGpu")
+
+
+def read_messages(text: str) -> tuple[TorchMessage, ...]:
+    """torch's messages in ``text`` (the paste joined into one line), in order of appearance,
+    each kind with the same values once."""
+    found: list[tuple[int, TorchMessage]] = []
+
+    def add(pos: int, msg: TorchMessage) -> None:
+        if msg.library:
+            msg = replace(msg, library=msg.library.rstrip("."))
+        if all(replace(m, text="") != replace(msg, text="") for _, m in found):
+            found.append((pos, msg))
+
+    def snip(m: re.Match[str]) -> str:
+        return " ".join(m.group(0).split())[:300]
+
+    # Cheap substring tests first: most reports hold none of the messages.
+    low = text.lower()
+    for m in _M_DRIVER.finditer(text) if "too old (found version" in text else ():
+        n = int(m.group(1))
+        add(
+            m.start(),
+            TorchMessage("driver-too-old", snip(m), cuda_driver=f"{n // 1000}.{n % 1000 // 10}"),
+        )
+    for m in _M_ARCH.finditer(text) if "capability sm_" in text else ():
+        cc = m.group(1)
+        nm = _M_NAME_BEFORE.search(text[max(0, m.start() - 100) : m.start()])
+        gpu = " ".join(nm.group(1).split()) if nm else None
+        add(
+            m.start(),
+            TorchMessage(
+                "arch-not-compatible",
+                ((gpu + " ") if gpu else "") + snip(m),
+                gpu=gpu,
+                cc=f"{cc[:-1]}.{cc[-1]}",
+                arches=tuple(m.group(2).split()),
+            ),
+        )
+    for m in _M_OLD_GPU.finditer(text) if "Found GPU" in text else ():
+        add(
+            m.start(),
+            TorchMessage(
+                "gpu-too-old",
+                snip(m),
+                gpu=" ".join(m.group(2).split()),
+                cc=f"{m.group(3)}.{m.group(4)}",
+                min_cc=m.group(5) or m.group(6),
+            ),
+        )
+    for m in _M_NO_KERNEL.finditer(text) if "no kernel image" in text else ():
+        add(m.start(), TorchMessage("no-kernel-image", snip(m)))
+    for m in _M_COUNT.finditer(text) if "cudaGetDeviceCount" in text else ():
+        add(m.start(), TorchMessage("device-count-error", snip(m), error=int(m.group(1))))
+    for m in _M_MPS.finditer(text) if "mps " in low else ():
+        add(m.start(), TorchMessage("mps-unavailable", snip(m), min_macos=m.group(1) or m.group(2)))
+    libs = ("cannot open shared object" in text or "undefined symbol" in text) or (
+        "could not be found" in text or " not found" in text
+    )
+    for m in _M_LIB.finditer(text) if libs else ():
+        add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
+    for m in _M_LIB2.finditer(text) if "load" in low else ():
+        add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
+    for m in _M_ROCM.finditer(text) if "hip" in low else ():
+        add(m.start(), TorchMessage("rocm-no-kernel", snip(m)))
+    return tuple(msg for _, msg in sorted(found, key=lambda x: x[0]))

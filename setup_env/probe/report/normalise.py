@@ -1,0 +1,33 @@
+"""Input normalisation for pasted text: its encoding (UTF-8 with or without a BOM, UTF-16 as
+PowerShell's ``>`` writes it), terminal control characters, and Markdown reply quoting."""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]*)+")
+
+
+def _clean_line(raw: str) -> str:
+    """One pasted line without its end and without Markdown reply quoting ("> ", "> > ", ">x").
+    Linear in the line's length."""
+    return _QUOTE.sub("", raw.rstrip("\r\n").rstrip(), count=1)
+
+
+def decode(data: bytes) -> str:
+    """Text from the bytes of a pasted report: UTF-8 (with or without a BOM), or UTF-16 with a
+    BOM or without one (PowerShell's ``>`` writes UTF-16 LE). Undecodable bytes become U+FFFD."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8", errors="replace")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    head = data[:4096]
+    if len(head) >= 4:
+        # ASCII text in UTF-16 has a NUL in every other byte.
+        odd, even = head[1::2], head[0::2]
+        if odd.count(0) > len(odd) * 0.4 and even.count(0) == 0:
+            return data.decode("utf-16-le", errors="replace")
+        if even.count(0) > len(even) * 0.4 and odd.count(0) == 0:
+            return data.decode("utf-16-be", errors="replace")
+    return data.decode("utf-8", errors="replace")
