@@ -1,10 +1,17 @@
 """Bounded input: the one way setup-env reads anything it did not write itself.
 
-Every file, pipe and HTTP body comes in through here, with a size cap and a deadline:
+Every file, pipe, HTTP body and answer typed at the terminal comes in through here, with a size
+cap and a deadline; every file setup-env writes goes out through here too
+(tests/test_one_door.py holds the rest of the package to that):
 
 * :func:`read_file` opens without blocking (a FIFO cannot hang it), reads regular files only,
   at most ``max_bytes``, and, given ``root``, only paths that stay inside ``root`` once links are
   resolved (a replay folder cannot send a read to ``/dev/zero`` or ``/etc/shadow``).
+  :func:`open_file` / :func:`open_zip` open such a file for a reader that seeks (an ELF
+  library, a wheel); :func:`read_bundled` reads a document shipped in ``setup_env/data/``.
+* :func:`read_stdin` and :func:`read_terminal_line`: standard input, with a cap.
+* :func:`write_file` replaces a file atomically, :func:`append_file` appends to one; both
+  refuse a FIFO, a device or a folder with a clear error instead of blocking or writing there.
 * :func:`run` starts a command in its own process group (session), reads its output as it
   comes with a cap, and kills the whole group on timeout, on too much output and when it ends
   (a wrapper's ``sleep`` or a forked helper does not outlive it, nor keep our pipes open).
@@ -16,6 +23,9 @@ Every file, pipe and HTTP body comes in through here, with a size cap and a dead
   an :class:`InputError` with a one-line message.
 * :func:`one_line` shows untrusted text on one line, control characters escaped.
 
+``subprocess``, ``threading`` and ``signal`` are imported where a command is run: reading a
+bundled document (every plan) does not pay for them.
+
 Nothing here decides or prints.
 """
 
@@ -26,18 +36,18 @@ import functools
 import io
 import json
 import os
-import signal
 import stat
-import subprocess
-import threading
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 if TYPE_CHECKING:
     import socket  # imported where HTTP is spoken: detect and plan never need it
+    import subprocess  # imported where a command is run
+    import zipfile
 
 ReadKind = Literal["missing", "permission-denied", "not-a-file", "too-large", "outside", "os-error"]
 
@@ -134,8 +144,12 @@ def parse_json(
     *,
     max_bytes: int | None = None,
     max_depth: int = MAX_JSON_DEPTH,
+    allow_nan: bool = False,
 ) -> Any:
-    """A JSON document from outside, parsed within bounds; InputError on anything wrong."""
+    """A JSON document from outside, parsed within bounds; InputError on anything wrong.
+
+    ``allow_nan``: ``NaN`` and ``Infinity`` are numbers, as Python's ``json.dumps`` writes them
+    (a verify result's evidence can hold one); otherwise they are refused, as JSON does."""
     if max_bytes is not None and len(data) > max_bytes:
         raise InputError(f"{what} is larger than {max_bytes} bytes")
     try:
@@ -143,7 +157,10 @@ def parse_json(
     except InputError:
         raise InputError(f"{what} is not JSON (not UTF-8 or UTF-16 text)") from None
     try:
-        doc = json.loads(text, parse_int=_parse_int, parse_constant=_parse_constant)
+        if allow_nan:
+            doc = json.loads(text, parse_int=_parse_int)
+        else:
+            doc = json.loads(text, parse_int=_parse_int, parse_constant=_parse_constant)
     except InputError as exc:
         raise InputError(f"{what} is not JSON ({exc})") from None
     except RecursionError:
@@ -166,10 +183,10 @@ def confined(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> Path
     return real
 
 
-def read_file(
-    path: str | os.PathLike[str], max_bytes: int, *, root: str | os.PathLike[str] | None = None
-) -> bytes:
-    """At most ``max_bytes`` of the regular file ``path`` (confined to ``root`` when given).
+def _open_regular(
+    path: str | os.PathLike[str], root: str | os.PathLike[str] | None
+) -> tuple[int, os.stat_result]:
+    """A descriptor of the regular file ``path`` and its fstat; ReadFailed otherwise.
 
     Opened with O_NONBLOCK: a FIFO or a device opens at once and is then refused by fstat,
     instead of blocking forever (a FIFO) or reading forever (``/dev/zero``)."""
@@ -195,6 +212,24 @@ def read_file(
             raise ReadFailed(name, "not-a-file", "a folder")
         if not stat.S_ISREG(st.st_mode):
             raise ReadFailed(name, "not-a-file", "not a regular file (a pipe or a device)")
+    except BaseException as exc:
+        os.close(fd)
+        if isinstance(exc, OSError) and not isinstance(exc, ReadFailed):
+            raise ReadFailed(name, "os-error", exc.strerror or str(exc)) from None
+        raise
+    return fd, st
+
+
+def read_file(
+    path: str | os.PathLike[str], max_bytes: int, *, root: str | os.PathLike[str] | None = None
+) -> bytes:
+    """At most ``max_bytes`` of the regular file ``path`` (confined to ``root`` when given).
+
+    Opened with O_NONBLOCK: a FIFO or a device opens at once and is then refused by fstat,
+    instead of blocking forever (a FIFO) or reading forever (``/dev/zero``)."""
+    name = str(path)
+    fd, st = _open_regular(path, root)
+    try:
         if st.st_size > max_bytes:
             raise ReadFailed(name, "too-large", f"over {max_bytes} bytes")
         chunks: list[bytes] = []
@@ -221,6 +256,237 @@ def read_file(
         os.close(fd)
 
 
+def open_file(
+    path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
+) -> io.BufferedReader:
+    """The regular file ``path`` opened for a reader that seeks and reads in pieces (an ELF
+    library's section table, a wheel's central directory): no size cap, since a regular file
+    ends, but never a FIFO or a device (ReadFailed, as :func:`read_file`)."""
+    fd, _st = _open_regular(path, root)
+    try:
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+@contextlib.contextmanager
+def open_zip(path: str | os.PathLike[str]) -> Iterator[zipfile.ZipFile]:
+    """A zip archive (a wheel) over :func:`open_file`: its members are read from it, in pieces,
+    never extracted. ReadFailed when it is no regular file; ``zipfile.BadZipFile`` when it is
+    not a zip archive."""
+    import zipfile
+
+    with open_file(path) as raw, zipfile.ZipFile(raw) as archive:
+        yield archive
+
+
+# --- documents shipped with setup-env ------------------------------------------------------------
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+MAX_BUNDLED = 64 << 20  # the largest (wheels.json) is ~1 MiB
+
+
+def bundled_path(name: str) -> Path:
+    """Where the document ``name`` shipped in ``setup_env/data/`` lives."""
+    if not name or name != os.path.basename(name) or name in (".", ".."):
+        raise ValueError(f"not a bundled document name: {name!r}")
+    return DATA_DIR / name
+
+
+def read_bundled(name: str) -> Any:
+    """The JSON document ``name`` shipped in ``setup_env/data/``, read through :func:`read_file`
+    (a regular file inside that folder, capped) and parsed with plain ``json``: it has the trust
+    of the code (generated and checked by scripts/ and the tests), and the hostile-input walk of
+    :func:`parse_json` would cost ~10 ms of every plan. ReadFailed when it can't be read;
+    ValueError (``json.JSONDecodeError``, ``UnicodeDecodeError``) when it is not JSON."""
+    data = read_file(bundled_path(name), MAX_BUNDLED, root=DATA_DIR)
+    return json.loads(data)
+
+
+# --- standard input --------------------------------------------------------------------------
+
+
+def read_stdin(max_bytes: int) -> bytes:
+    """Standard input to its end, at most ``max_bytes`` (ReadFailed "too-large" past them, having
+    read one byte more, never the rest)."""
+    stream = sys.stdin
+    if stream is None:
+        raise ReadFailed("stdin", "missing", "no standard input")
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        data = buffer.read(max_bytes + 1)
+    else:
+        data = stream.read(max_bytes + 1).encode("utf-8", "replace")
+    if len(data) > max_bytes:
+        raise ReadFailed("stdin", "too-large", f"over {max_bytes} bytes")
+    return bytes(data)
+
+
+def stdin_is_terminal() -> bool:
+    """Whether standard input is a terminal someone can answer on."""
+    stream = sys.stdin
+    try:
+        return stream is not None and stream.isatty()
+    except (OSError, ValueError):  # closed
+        return False
+
+
+def read_terminal_line(max_chars: int = 1024) -> str | None:
+    """One line typed at the terminal (at most ``max_chars``); None when standard input is no
+    terminal, or it is closed."""
+    if not stdin_is_terminal():
+        return None
+    try:
+        return sys.stdin.readline(max_chars)
+    except (OSError, EOFError, ValueError):
+        return None
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+class WriteFailed(OSError):
+    """A file could not be written; ``detail`` (also ``strerror``) says why, in one line."""
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(detail)
+        self.path = path
+        self.detail = detail
+        self.strerror = detail
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.detail}"
+
+
+def _refuse_special(name: str, st: os.stat_result) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise WriteFailed(name, "it is a folder")
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteFailed(name, "not a regular file (a pipe or a device)")
+
+
+def _existing(name: str, path: str) -> os.stat_result | None:
+    """The stat of what is at ``path`` when it is a regular file; None when nothing is there;
+    WriteFailed for a folder, a FIFO, a device or a socket."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise WriteFailed(name, exc.strerror or str(exc)) from None
+    _refuse_special(name, st)
+    return st
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+_WRITE_FLAGS = (
+    getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+)
+
+
+def write_file(
+    path: str | os.PathLike[str],
+    data: str | bytes,
+    *,
+    mode: int | None = None,
+    fsync: bool = False,
+) -> None:
+    """Replace the file at ``path`` with ``data`` (text is written as UTF-8), atomically: a new
+    file beside it, then a rename, so a reader never sees half of it. A link is written
+    through (its target is replaced). The new file keeps the mode of the one it replaces, else
+    gets ``0666`` less the umask (as ``open(path, "w")``); ``mode`` sets it outright.
+    WriteFailed for a folder, a FIFO or a device (never opened: a FIFO would block), and for
+    what the system refuses."""
+    name = str(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    target = os.path.realpath(path)
+    st = _existing(name, target)
+    folder = os.path.dirname(target)
+    fd = tmp = None
+    for _ in range(16):
+        tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.urandom(4).hex()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _WRITE_FLAGS, 0o666)
+            break
+        except FileExistsError:
+            continue
+        except PermissionError as exc:
+            if st is None:
+                raise WriteFailed(name, exc.strerror or "permission denied") from None
+            _write_in_place(name, target, payload, fsync)  # a writable file in a locked folder
+            return
+        except OSError as exc:
+            raise WriteFailed(name, exc.strerror or str(exc)) from None
+    if fd is None or tmp is None:  # pragma: no cover - 16 random names taken
+        raise WriteFailed(name, "no temporary name free beside it")
+    try:
+        try:
+            keep = stat.S_IMODE(st.st_mode) if st is not None else None
+            new_mode = mode if mode is not None else keep
+            if new_mode is not None:  # else 0666 less the umask, as open() creates a file
+                os.chmod(tmp, new_mode)
+            _write_all(fd, payload)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteFailed):
+            raise WriteFailed(name, exc.strerror or str(exc)) from None
+        raise
+
+
+def _write_in_place(name: str, target: str, payload: bytes, fsync: bool) -> None:
+    try:
+        fd = os.open(target, os.O_WRONLY | _WRITE_FLAGS)
+    except OSError as exc:
+        raise WriteFailed(name, exc.strerror or str(exc)) from None
+    try:
+        _refuse_special(name, os.fstat(fd))  # replaced by a FIFO since: not written
+        os.ftruncate(fd, 0)
+        _write_all(fd, payload)
+        if fsync:
+            os.fsync(fd)
+    except OSError as exc:
+        if isinstance(exc, WriteFailed):
+            raise
+        raise WriteFailed(name, exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+
+
+def append_file(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Append ``data`` (text as UTF-8) to the file at ``path``, created when missing (mode
+    ``0666`` less the umask). WriteFailed for a folder, a FIFO or a device: nothing is written
+    there, and nothing blocks (O_NONBLOCK: a FIFO that appears in between opens at once or
+    fails, and fstat refuses it)."""
+    name = str(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    _existing(name, os.fspath(path))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _WRITE_FLAGS, 0o666)
+    except OSError as exc:
+        raise WriteFailed(name, exc.strerror or str(exc)) from None
+    try:
+        _refuse_special(name, os.fstat(fd))
+        _write_all(fd, payload)
+    except OSError as exc:
+        if isinstance(exc, WriteFailed):
+            raise
+        raise WriteFailed(name, exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+
+
 # --- commands --------------------------------------------------------------------------------
 
 
@@ -238,6 +504,8 @@ class Ran:
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the process group of ``proc`` (its own session): grandchildren included."""
     if os.name == "posix":
+        import signal
+
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             os.killpg(proc.pid, signal.SIGKILL)
     if proc.poll() is None:
@@ -247,6 +515,8 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def popen_group(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     """``subprocess.Popen`` in a new session (POSIX) or process group (Windows), argv only."""
+    import subprocess
+
     if os.name == "posix":
         kwargs["start_new_session"] = True
     else:  # pragma: no cover - Windows
@@ -256,24 +526,43 @@ def popen_group(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     return subprocess.Popen(list(argv), **kwargs)
 
 
-class CappedReader(threading.Thread):
-    """Reads a pipe as bytes arrive, keeps at most ``cap`` bytes; ``on_full`` when over it."""
+def read_chunks(stream: io.BufferedReader | Any) -> Iterator[bytes]:
+    """A child's pipe as its output comes: pieces of up to 64 KiB, until end of file or until
+    the pipe breaks. The caller keeps what it needs of them (a tail, a capped buffer)."""
+    fd = stream.fileno()
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return
+        if not chunk:
+            return
+        yield chunk
+
+
+class CappedReader:
+    """Reads a pipe as bytes arrive, in a thread of its own, keeps at most ``cap`` bytes;
+    ``on_full`` when over it."""
 
     def __init__(self, stream: io.BufferedReader | Any, cap: int, on_full: Any = None) -> None:
-        super().__init__(daemon=True)
+        import threading
+
         self.stream = stream
         self.cap = cap
         self.data = bytearray()
         self.over = False
         self.on_full = on_full
+        self._thread = threading.Thread(target=self.run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
 
     def run(self) -> None:
-        fd = self.stream.fileno()
         try:
-            while True:
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    break
+            for chunk in read_chunks(self.stream):
                 room = self.cap - len(self.data)
                 if len(chunk) > room:
                     self.data += chunk[: max(room, 0)]
@@ -283,8 +572,6 @@ class CappedReader(threading.Thread):
                             self.on_full()
                     continue  # keep draining (the group is being killed) until EOF
                 self.data += chunk
-        except OSError:
-            pass
         finally:
             with contextlib.suppress(OSError):
                 self.stream.close()
@@ -300,6 +587,9 @@ def run(
 ) -> Ran:
     """Run ``argv`` (no shell) with a wall-clock ``timeout`` and ``max_output`` bytes per
     stream. Raises what ``Popen`` raises when it cannot start (FileNotFoundError, ...)."""
+    import subprocess
+    import threading
+
     proc = popen_group(
         argv,
         stdin=subprocess.DEVNULL,
