@@ -9,7 +9,6 @@ instance type; ``Catalog.lookup(provider, instance_type)`` is case-insensitive a
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,8 +16,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
+from setup_env import bounded
+
 SCHEMA_VERSION = 1
-DATA_PATH = Path(__file__).resolve().parent.parent / "data" / "cloud_instances.json"
+DATA_NAME = "cloud_instances.json"
+DATA_PATH = bounded.bundled_path(DATA_NAME)
+MAX_CATALOG_FILE = 64 << 20  # the bundled catalogue is ~0.3 MiB
 HOST_ARCHES = ("x86_64", "aarch64")
 _FRACTION = re.compile(r"^1/([1-9][0-9]?)$")
 
@@ -348,16 +351,27 @@ def load(path: Path | str | None = None) -> Catalog:
 
 @lru_cache(maxsize=1)
 def _load_default() -> Catalog:
-    return _load_path(DATA_PATH)
+    try:
+        doc = bounded.read_bundled(DATA_NAME)
+    except bounded.ReadFailed as exc:
+        raise CatalogError(
+            f"cannot read the cloud catalogue {DATA_PATH}: {exc.detail or exc.kind}"
+        ) from exc
+    except ValueError as exc:  # json.JSONDecodeError, UnicodeDecodeError
+        raise CatalogError(f"{DATA_PATH}: not JSON: {exc}") from exc
+    return parse(doc)
 
 
 def _load_path(path: Path) -> Catalog:
+    """A catalogue file named by the caller: outside input, read and parsed within bounds."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogError(f"cannot read the cloud catalogue {path}: {exc}") from exc
+        data = bounded.read_file(path, MAX_CATALOG_FILE)
+    except bounded.ReadFailed as exc:
+        raise CatalogError(
+            f"cannot read the cloud catalogue {path}: {exc.detail or exc.kind}"
+        ) from exc
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogError(f"{path}: not JSON: {exc}") from exc
+        doc = bounded.parse_json(data, "the cloud catalogue")
+    except bounded.InputError as exc:
+        raise CatalogError(f"{path}: {exc}") from exc
     return parse(doc)

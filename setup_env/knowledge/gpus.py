@@ -25,16 +25,17 @@ Accepted by :func:`lookup` (case and punctuation don't matter)::
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Optional
 
+from setup_env import bounded
+
 SCHEMA_VERSION = 1
-DATA_PATH = Path(__file__).resolve().parent.parent / "data" / "gpus.json"
+DATA_NAME = "gpus.json"
+DATA_PATH = bounded.bundled_path(DATA_NAME)
 _CC = re.compile(r"^([1-9][0-9]?)\.([0-9])$")
 _SM = re.compile(r"^(?:sm|compute|cc)[ _]?([1-9][0-9]?)([0-9])[af]?$")
 _PREFIXES = ("nvidia", "geforce", "tesla")
@@ -643,12 +644,10 @@ def parse(doc: Any) -> Catalogue:
 def load() -> Catalogue:
     """The bundled catalogue, validated once."""
     try:
-        text = DATA_PATH.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogueError(f"{DATA_PATH}: unreadable: {exc}") from exc
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+        doc = bounded.read_bundled(DATA_NAME)
+    except bounded.ReadFailed as exc:
+        raise CatalogueError(f"{DATA_PATH}: unreadable: {exc.detail or exc.kind}") from exc
+    except ValueError as exc:  # json.JSONDecodeError, UnicodeDecodeError
         raise CatalogueError(f"{DATA_PATH}: not JSON: {exc}") from exc
     return parse(doc)
 

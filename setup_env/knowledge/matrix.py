@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from setup_env import bounded
 from setup_env.knowledge.tags import platform_of_tag
 from setup_env.knowledge.variant import Variant
 from setup_env.knowledge.variant import is_index_label as is_variant_label
@@ -76,7 +77,8 @@ if TYPE_CHECKING:
     from setup_env.knowledge.cuda import Arch
 
 SCHEMA_VERSION = 1
-BUNDLED_PATH = Path(__file__).resolve().parent.parent / "data" / "wheels.json"
+BUNDLED_NAME = "wheels.json"
+BUNDLED_PATH = bounded.bundled_path(BUNDLED_NAME)
 MAX_MATRIX_FILE = 64 << 20  # the bundled matrix is ~0.5 MiB
 ENV_VAR = "SETUP_ENV_MATRIX"
 DEFAULT_INDEX_URL = "https://download.pytorch.org/whl"
@@ -661,8 +663,6 @@ _CACHE: dict[tuple[str, int, int], Matrix] = {}
 def read_document(path: Path) -> Any:
     """The JSON of a matrix file through the bounded reader (size cap, depth and size checks);
     MatrixError when it can't be read. Not validated: :func:`parse` does that."""
-    from setup_env import bounded
-
     try:
         return bounded.parse_json(bounded.read_file(path, MAX_MATRIX_FILE), "the wheel matrix")
     except bounded.ReadFailed as exc:
@@ -686,9 +686,7 @@ def _read(path: Path, origin: str) -> Matrix:
         # Shipped inside the package (same trust as the code; generated and checked by
         # scripts/build_matrix.py and the tests): plain json, not the hostile-input walk, which
         # costs ~10 ms of every plan. A user's cache or SETUP_ENV_MATRIX goes through the latter.
-        import json
-
-        doc = json.loads(path.read_bytes())
+        doc = bounded.read_bundled(BUNDLED_NAME)
     else:
         doc = read_document(path)
     matrix = parse(doc, path=str(path), origin=origin)

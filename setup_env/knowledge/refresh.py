@@ -566,12 +566,11 @@ def dump(doc: Mapping[str, Any]) -> str:
 
 def write_matrix(target: str | Path, doc: Mapping[str, Any]) -> None:
     """The one writer of a matrix document: ``matrix.validate`` first (MatrixError listing the
-    problems, nothing written), then an atomic replace (a reader never sees half a file),
-    mode 0644 (mkstemp's 0600 would hide the copy from other readers)."""
-    import contextlib
+    problems, nothing written), then an atomic replace through ``bounded.write_file`` (a reader
+    never sees half a file), synced, mode 0644 (readable by every user of the cache)."""
     import os
-    import tempfile
 
+    from setup_env import bounded
     from setup_env.knowledge import matrix
 
     problems = matrix.validate(doc)
@@ -579,20 +578,8 @@ def write_matrix(target: str | Path, doc: Mapping[str, Any]) -> None:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise matrix.MatrixError(f"{problems[0]}{more}")
     text = dump(doc)
-    folder = os.path.dirname(os.path.abspath(target))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".wheels-", suffix=".json", dir=folder)
-    try:
-        os.chmod(tmp, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+    bounded.write_file(target, text, mode=0o644, fsync=True)
 
 
 # --- one refresh ---------------------------------------------------------------------------------
