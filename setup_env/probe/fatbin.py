@@ -34,6 +34,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Literal, Optional
 
+from setup_env import bounded
+
 FATBIN_MAGIC = 0xBA55ED50
 _MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
 _HEADER = struct.Struct("<IHHQ")  # magic, version, header_size, body_size
@@ -387,8 +389,8 @@ def read_file(
     """
     where = name or path
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
+        with bounded.open_file(path) as f:  # a regular file: a FIFO or a device is refused
+            size = os.fstat(f.fileno()).st_size
             head = f.read(4)
             if head == b"\x7fELF":
                 sections = [
@@ -414,6 +416,8 @@ def read_file(
                 return FileArches(where, "scan", (), size)
             f.seek(0)
             return FileArches(where, "scan", tuple(scan_stream(f, where)), size)
+    except bounded.ReadFailed as exc:
+        raise FatbinError(f"{where}: {exc.detail or exc.kind}") from None
     except OSError as exc:
         raise FatbinError(f"{where}: {exc.strerror or exc}") from None
 
@@ -433,7 +437,7 @@ def is_library_name(name: str) -> bool:
 def read_wheel(path: str) -> list[FileArches]:
     """Fat binaries of every library in a wheel, each streamed from the zip (nothing extracted)."""
     try:
-        with zipfile.ZipFile(path) as zf:
+        with bounded.open_zip(path) as zf:
             results = []
             for info in zf.infolist():
                 if info.is_dir() or not is_library_name(info.filename):
@@ -448,6 +452,8 @@ def read_wheel(path: str) -> list[FileArches]:
             return results
     except zipfile.BadZipFile as exc:
         raise FatbinError(f"{path}: not a readable wheel ({exc})") from None
+    except bounded.ReadFailed as exc:
+        raise FatbinError(f"{path}: {exc.detail or exc.kind}") from None
     except OSError as exc:
         raise FatbinError(f"{path}: {exc.strerror or exc}") from None
 
@@ -458,8 +464,13 @@ def read_path(path: str) -> list[FileArches]:
         raise FatbinError(f"{path}: no such file")
     if os.path.isdir(path):
         raise FatbinError(f"{path}: is a directory (give a .whl or a shared library)")
-    with open(path, "rb") as f:
-        is_zip = f.read(4) == b"PK\x03\x04"
+    try:
+        with bounded.open_file(path) as f:  # a FIFO or a device is refused, never waited on
+            is_zip = f.read(4) == b"PK\x03\x04"
+    except bounded.ReadFailed as exc:
+        raise FatbinError(f"{path}: {exc.detail or exc.kind}") from None
+    except OSError as exc:
+        raise FatbinError(f"{path}: {exc.strerror or exc}") from None
     if is_zip or path.endswith(".whl"):
         return read_wheel(path)
     return [read_file(path)]

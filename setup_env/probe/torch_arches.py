@@ -19,6 +19,8 @@ from typing import Optional
 
 from setup_env.facts import InstalledPackage
 
+MAX_WHEEL = 65536  # a wheel's WHEEL file is a few hundred bytes
+
 
 @dataclass(frozen=True)
 class TorchArches:
@@ -82,9 +84,11 @@ def wheel_tags(pkg: InstalledPackage) -> tuple[str, ...]:
     """The ``Tag:`` lines of the installed wheel's ``WHEEL`` file (beside its METADATA)."""
     if not pkg.source or not pkg.source.endswith("METADATA"):
         return ()
+    from setup_env import bounded
+
     try:
-        with open(os.path.join(os.path.dirname(pkg.source), "WHEEL"), encoding="utf-8") as f:
-            text = f.read(65536)
+        data = bounded.read_file(os.path.join(os.path.dirname(pkg.source), "WHEEL"), MAX_WHEEL)
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return ()
     return parse_wheel_tags(text)
