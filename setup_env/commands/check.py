@@ -249,6 +249,7 @@ def _local_only(facts: Facts) -> Facts:
 
 
 def run(args: argparse.Namespace) -> int:
+    from setup_env import bounded
     from setup_env.commands._source import SourceError
     from setup_env.commands.plan import BadMachine
     from setup_env.decide.verdict import ExpectError, parse_expect
@@ -273,8 +274,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.junit:
         try:
-            with open(args.junit, "w", encoding="utf-8") as fh:
-                fh.write(render_check.junit(report, hostname=report.node.get("hostname") or ""))
+            bounded.write_file(
+                args.junit, render_check.junit(report, hostname=report.node.get("hostname") or "")
+            )
         except OSError as exc:
             message = f"cannot write {args.junit}: {exc.strerror}"
             return render.fail("check", "bad-input", message, ExitCode.USAGE, args.json)
@@ -282,8 +284,7 @@ def run(args: argparse.Namespace) -> int:
     if summary_file and not args.no_step_summary:
         # GitHub shows this file on the run's page; appending is how steps share it.
         try:
-            with open(summary_file, "a", encoding="utf-8") as fh:
-                fh.write(render_check.markdown(report) + "\n")
+            bounded.append_file(summary_file, render_check.markdown(report) + "\n")
         except OSError as exc:
             print(f"setup-env check: cannot write $GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
 

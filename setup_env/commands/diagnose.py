@@ -31,19 +31,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read(path: str) -> str:
+    """The report's text from ``path`` or standard input (``-``), through ``bounded``: a
+    regular file or the input's stream, at most MAX_BYTES. ValueError (one line) otherwise."""
+    from setup_env import bounded
     from setup_env.probe.report import decode
 
-    if path == "-":
-        data = (
-            sys.stdin.buffer.read(MAX_BYTES + 1)
-            if hasattr(sys.stdin, "buffer")
-            else (sys.stdin.read(MAX_BYTES + 1).encode("utf-8", "replace"))
-        )
-    else:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"input is larger than {MAX_BYTES // 1_000_000} MB; paste only the report")
+    try:
+        data = bounded.read_stdin(MAX_BYTES) if path == "-" else bounded.read_file(path, MAX_BYTES)
+    except bounded.ReadFailed as exc:
+        if exc.kind == "too-large":
+            raise ValueError(
+                f"input is larger than {MAX_BYTES // 1_000_000} MB; paste only the report"
+            ) from None
+        if exc.kind == "missing" and exc.detail == "no such file":
+            raise ValueError("No such file or directory") from None  # the words open() used
+        raise ValueError(exc.detail or exc.kind) from None
     # UTF-16 (with or without a BOM) and UTF-8 with a BOM are text; NULs left after decoding
     # are not.
     text = decode(data)

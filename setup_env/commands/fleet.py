@@ -70,14 +70,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _write(text: str, path: str | None, as_json: bool) -> int:
+    from setup_env import bounded
     from setup_env.output import render
 
     if not path:
         sys.stdout.write(text)
         return int(ExitCode.OK)
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        bounded.write_file(path, text)
     except OSError as exc:
         return render.fail(
             "fleet", "bad-input", f"cannot write {path}: {exc.strerror}", ExitCode.USAGE, as_json

@@ -327,13 +327,16 @@ def _run(args: argparse.Namespace, out: _Out, python: str, find_links: list[str]
 
 def _confirm(question: str) -> Optional[bool]:
     """True/False from the terminal; None when there is no terminal to ask on."""
-    stdin = sys.stdin
-    if stdin is None or not stdin.isatty():
+    from setup_env import bounded
+
+    if not bounded.stdin_is_terminal():
         return None
     try:
         print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
-        reply = stdin.readline()
-    except (OSError, EOFError):
+    except OSError:
+        return None
+    reply = bounded.read_terminal_line()
+    if reply is None:
         return None
     return reply.strip().lower() in ("y", "yes")
 

@@ -279,6 +279,8 @@ def _unwritable(path: str) -> str | None:
     folder = os.path.dirname(full)
     if os.path.isdir(full):
         return "it is a folder"
+    if os.path.exists(full) and not os.path.isfile(full):
+        return "not a regular file (a pipe or a device)"  # bounded.write_file refuses it
     if not os.path.isdir(folder):
         return f"no folder {folder}"
     if os.path.exists(full):
@@ -287,6 +289,7 @@ def _unwritable(path: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from setup_env import bounded
     from setup_env.act.smoke import run_verify
     from setup_env.output import render
     from setup_env.output.junit import to_junit
@@ -319,8 +322,7 @@ def run(args: argparse.Namespace) -> int:
         live.done()
     if args.junit:
         try:
-            with open(args.junit, "w", encoding="utf-8") as fh:
-                fh.write(to_junit(report))
+            bounded.write_file(args.junit, to_junit(report))
         except OSError as exc:
             message = f"cannot write {args.junit}: {exc.strerror}"
             return render.fail("verify", "bad-input", message, ExitCode.USAGE, args.json)
