@@ -205,8 +205,6 @@ def _packaging_parent() -> str:
 
 def interpreter_record(python: str, timeout: float = 30.0) -> dict[str, Any]:
     """What ``python`` says of itself: the same record ``LiveHost.interpreter()`` keeps."""
-    import json
-
     argv = [python, "-c", _RECORD_SCRIPT, _PKG_PARENT, _packaging_parent()]
     try:
         proc = bounded.run(argv, timeout, CHILD_OUTPUT)
@@ -227,7 +225,8 @@ def interpreter_record(python: str, timeout: float = 30.0) -> dict[str, Any]:
             )
         raise InstallError(f"{python} could not describe itself: {err[-1] if err else '?'}", 3)
     try:
-        data = json.loads(proc.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        last = proc.stdout.decode("utf-8", "replace").strip().splitlines()[-1]
+        data = bounded.parse_json(last, f"{python}'s description of itself")
     except (ValueError, IndexError):
         raise InstallError(f"{python} gave an unreadable description of itself", 3) from None
     if not isinstance(data, dict):
@@ -496,28 +495,30 @@ def effective_index(
 
 
 def probe_index(url: str, project: str = "torch", timeout: float = PROBE_TIMEOUT) -> Optional[str]:
-    """None when the index answers at all (any HTTP status), else why it could not be reached."""
-    import socket
-    import urllib.error
-    import urllib.request
+    """None when the index answers at all (any HTTP status), else why it could not be reached.
 
+    One ``bounded.http_request`` (proxies from the environment, one deadline for the whole
+    exchange); only the status line matters, so at most one byte of the page is taken. A
+    ``file:`` index is a folder on this machine: no network path to try."""
+    if urllib.parse.urlsplit(url).scheme.lower() == "file":
+        return None
     target = url.rstrip("/") + f"/{project}/"
-    request = urllib.request.Request(target, method="GET", headers={"User-Agent": "setup-env"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as resp:
-            resp.read(1)
-    except urllib.error.HTTPError:
-        return None  # it answered: the network path works (a 404 is the planner's business)
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, OSError) and reason.strerror:
-            return reason.strerror
-        return str(reason)
-    except (socket.timeout, TimeoutError):
+        bounded.http_request(
+            target,
+            bounded.Deadline(timeout),
+            headers={"User-Agent": "setup-env"},
+            max_bytes=1,
+        )
+    except bounded.HttpError as exc:
+        if exc.kind == "too-large":
+            return None  # it answered, with a page: the network path works
+        if exc.kind == "timeout":
+            return f"no answer within {timeout:g} s"
+        return exc.detail or exc.kind
+    except TimeoutError:  # the deadline passed before the first byte was asked for
         return f"no answer within {timeout:g} s"
-    except (OSError, ValueError) as exc:
-        return str(exc) or type(exc).__name__
-    return None
+    return None  # any status: a 404 is the planner's business
 
 
 # --- the installer's own words ------------------------------------------------------------------
@@ -709,17 +710,14 @@ def run_installer(
     """Run the installer (argv, no shell), streaming its stdout+stderr to ``on_output`` as it
     comes (pip's progress included), keeping the last ``TAIL_BYTES`` for ``classify_failure``."""
     t0 = time.monotonic()
-    kwargs: dict[str, Any] = {}
-    if os.name == "posix":
-        kwargs["start_new_session"] = True  # its own process group: a timeout kills its children
     try:
-        proc = subprocess.Popen(
-            list(argv),
+        # Its own process group (session): a timeout kills its children too.
+        proc = bounded.popen_group(
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=installer_env(env),
-            **kwargs,
         )
     except OSError as exc:
         return RunResult(None, "", time.monotonic() - t0, error=exc.strerror or str(exc))
@@ -728,14 +726,7 @@ def run_installer(
 
     def pump() -> None:
         assert proc.stdout is not None
-        fd = proc.stdout.fileno()
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
+        for chunk in bounded.read_chunks(proc.stdout):
             if on_output is not None:
                 # A closed stderr must not stop the install half-way.
                 with contextlib.suppress(Exception):

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env import bounded
 from setup_env.decide import smoke as decide
 from setup_env.decide.smoke_model import (
     CHECKS,
@@ -87,6 +88,7 @@ def _child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 MAX_EVENT_LINE = 4 << 20  # one JSON event from the worker; a real one is a few KiB
+MAX_RANK_FILE = 4 << 20  # one rank's result of the distributed check; a real one is ~1 KiB
 MAX_STDERR_LINE = 4096
 STDERR_LINES = 300
 MAX_STDERR = STDERR_LINES * (MAX_STDERR_LINE + 1)  # what stderr_text() can hold, at most
@@ -141,8 +143,9 @@ class _Child:
             if not line:
                 continue
             try:
-                ev = json.loads(line)
-            except ValueError:
+                # NaN and Infinity as the worker's json.dumps writes them (a result can hold one).
+                ev = bounded.parse_json(line, "a worker event", allow_nan=True)
+            except bounded.InputError:
                 self.noise.append(line)
                 continue
             if isinstance(ev, dict) and "event" in ev:
@@ -729,10 +732,12 @@ def _run_distributed(run: _Run) -> CheckResult:
         for fname in sorted(os.listdir(out)):
             if fname.endswith(".json"):
                 try:
-                    with open(os.path.join(out, fname), encoding="utf-8") as fh:
-                        ranks.append(json.load(fh))
+                    data = bounded.read_file(os.path.join(out, fname), MAX_RANK_FILE)
+                    rank = bounded.parse_json(data, fname, allow_nan=True)
                 except (OSError, ValueError):
                     continue
+                if isinstance(rank, dict):
+                    ranks.append(rank)
     duration = round(time.monotonic() - started, 3)
     ev: dict[str, Any] = {
         "backend": backend,
