@@ -103,6 +103,14 @@ def test_real_report(capsys: pytest.CaptureFixture[str], name: str) -> None:
         assert (plan["variant"] if plan and plan["command"] else None) == want["variant"]
     if "variant_prefix" in want:
         assert plan is not None and plan["variant"].startswith(want["variant_prefix"])
+    keep = body["keep"]
+    if "keep" in want:
+        assert keep is not None
+        assert (keep["torch"], keep["variant"]) == (want["keep"]["torch"], want["keep"]["variant"])
+    else:
+        assert keep is None, keep
+    if keep is not None:
+        assert plan is None  # the kept build is the answer: no install command is offered
     if "route" in want:
         route = body["route"]
         assert route is not None
@@ -116,3 +124,23 @@ def test_real_report(capsys: pytest.CaptureFixture[str], name: str) -> None:
         for ev in f["evidence"]:
             if ev.startswith("torch says:"):
                 assert ev.endswith("[collect_env:warning]")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_no_cpu_build_over_a_working_gpu_build(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Issue 17, item 5: a report whose CUDA build of torch works (CUDA available, no finding
+    against it) is never answered with a CPU build's install command."""
+    _code, body = diagnose(capsys, name)
+    f = body["facts"]
+    torch = next((p for p in f["packages"] if p["name"] == "torch" and not p["shadowed"]), None)
+    gpu_build = torch is not None and (
+        torch["cuda"] or (torch["variant"] or "").startswith(("cu", "rocm", "xpu"))
+    )
+    if not (gpu_build and body["report"]["cuda_available"]):
+        return
+    if any(x["severity"] == "error" for x in body["findings"]):
+        return
+    plan = body["plan"]
+    assert not (plan and plan["command"] and plan["variant"] == "cpu"), plan["command"]

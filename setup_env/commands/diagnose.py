@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from setup_env.decide.causes import Route
+    from setup_env.decide.causes import Keep, Route
     from setup_env.decide.model import Finding, Plan
     from setup_env.output.render import Style
     from setup_env.probe.report import Report
@@ -161,6 +161,7 @@ def render_text(
     style: Style,
     verbose: int = 0,
     road: Optional[Route] = None,
+    keep: Optional[Keep] = None,
 ) -> str:
     from setup_env.decide.verdict import headline
     from setup_env.output.render_check import render_findings
@@ -173,7 +174,26 @@ def render_text(
     out.append(f"{style('Diagnosis', 'bold')}: {headline(findings)}")
     if findings:
         out.append(render_findings(findings, style, verbose))
-    if plan is not None and plan.command:
+    if keep is not None:
+        # The as-is answer: the working GPU build stays (a CPU build is never offered over it).
+        out.append("")
+        out.append(f"{style('As is', 'bold')}: {keep.summary}")
+        for line in keep.evidence[: 3 if verbose else 1]:
+            out.append(f"  {style(line, 'dim')}")
+        if keep.planned:
+            out.append(
+                "  "
+                + style(
+                    "no newer GPU build fits this machine without a change"
+                    + (
+                        f"; the plan's {keep.replaced} is not offered over a working GPU build"
+                        if keep.replaced
+                        else ""
+                    ),
+                    "dim",
+                )
+            )
+    elif plan is not None and plan.command:
         out.append("")
         label = (
             "Install command for this machine"
@@ -244,6 +264,22 @@ def run(args: argparse.Namespace) -> int:
         + tuple(causes.library_findings(report.facts, report.libraries))
     )
     road = causes.route(report.facts, plan, matrix) if not lacking else None
+    keep = causes.keep_installed(
+        report.facts,
+        plan,
+        findings,
+        {
+            "cuda": report.cuda_available,
+            "rocm": report.cuda_available,  # a HIP build answers torch.cuda.is_available()
+            "xpu": report.xpu_available,
+        },
+    )
+    if keep is not None and plan is not None:
+        plan_error = (
+            f"not offered: {keep.summary}, and no newer GPU build fits without a change"
+            + (f" (the plan's {keep.replaced})" if keep.replaced else "")
+        )
+        plan = None
     code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK
     if args.json:
         payload = {
@@ -262,6 +298,18 @@ def run(args: argparse.Namespace) -> int:
             "findings": [finding_json(f) for f in findings],
             "plan": plan_json(plan),
             "plan_error": plan_error,
+            "keep": None
+            if keep is None
+            else {
+                "torch": keep.torch,
+                "variant": None if keep.variant is None else str(keep.variant),
+                "device": keep.device,
+                "gpus": list(keep.gpus),
+                "summary": keep.summary,
+                "evidence": list(keep.evidence),
+                "replaced": keep.replaced,
+                "planned": keep.planned,
+            },
             "route": None
             if road is None
             else {
@@ -273,7 +321,7 @@ def run(args: argparse.Namespace) -> int:
         print(render.dumps(render.envelope("diagnose", payload)))
         return int(code)
     style = render.Style(render.use_color(sys.stdout, args.color))
-    print(render_text(report, findings, plan, style, args.verbose, road))
-    if plan_error and (args.verbose or lacking):
+    print(render_text(report, findings, plan, style, args.verbose, road, keep))
+    if plan_error and (args.verbose or lacking) and not (keep is not None and keep.planned):
         print(style(f"(no install plan: {plan_error})", "dim"))
     return int(code)

@@ -15,7 +15,7 @@ its source, until the matrix carries them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -531,3 +531,124 @@ def route(facts: Facts, plan: Any, matrix: Optional[Matrix]) -> Optional[Route]:
 def _lowest_python(rel: Any) -> str:
     plain = [p for p in rel.python if not p.endswith("t")]
     return min(plain, key=_vt) if plain else str(rel.requires_python).lstrip(">=")
+
+
+# --- keep what works -------------------------------------------------------------------------
+
+# Findings that say the installed build does NOT work on this machine's GPU: with any of them (as
+# an error) the installed build is not kept as the answer.
+_BROKEN_BUILD: frozenset[str] = frozenset(
+    {
+        "gpu-too-old",
+        "jetson-desktop-wheel",
+        "cuda-newer-than-driver",
+        "cpu-build-on-gpu",
+        "cuda-build-on-amd",
+        "rocm-build-on-nvidia",
+        "gpu-arch-not-in-wheel",
+        "rocm-gfx-not-in-wheel",
+        "no-kernel-image",
+        "torch-cuda-unavailable",
+        "driver-library-mismatch",
+        "driver-unusable",
+        "library-load-failed",
+        "cuda-init-error",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Keep:
+    """The as-is answer when the installed GPU build works and no newer GPU build fits without a
+    change: keep it (the route to a newer one, when there is one, is :func:`route`'s)."""
+
+    torch: str  # "1.4.0"
+    variant: Optional[Variant]  # cu100 (None: the report names the CUDA only)
+    device: str  # "cuda" | "rocm" | "xpu"
+    gpus: tuple[str, ...]  # "4x TITAN RTX"
+    evidence: tuple[str, ...]
+    replaced: Optional[str] = None  # what the plan would put in its place: "torch 1.13.1 (cpu)"
+    planned: bool = False  # a plan was made (and has no GPU build that fits as things are)
+
+    @property
+    def label(self) -> str:
+        tagged = "+" in self.torch  # "1.5.0+cu101" names its variant already
+        return f"torch {self.torch}" + (
+            f" ({self.variant})" if self.variant is not None and not tagged else ""
+        )
+
+    @property
+    def summary(self) -> str:
+        on = f" on {', '.join(self.gpus)}" if self.gpus else ""
+        what = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU"}[self.device]
+        return f"keep the installed {self.label}: {what} works{on}"
+
+
+def _device_of(pkg: InstalledPackage) -> Optional[str]:
+    v = pkg.variant
+    if (v is not None and v.is_rocm) or pkg.hip:
+        return "rocm"
+    if (v is not None and v.kind == "xpu") or pkg.xpu:
+        return "xpu"
+    if (v is not None and v.is_cuda) or pkg.cuda:
+        return "cuda"
+    return None
+
+
+def _counted(names: Sequence[str]) -> tuple[str, ...]:
+    seen: dict[str, int] = {}
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+    return tuple(f"{k}x {n}" if k > 1 else n for n, k in seen.items())
+
+
+def keep_installed(
+    facts: Facts, plan: Any, findings: Sequence[Any], available: Mapping[str, Optional[bool]]
+) -> Optional[Keep]:
+    """The installed GPU build, when it is the answer as things are.
+
+    Its accelerator must be reported available to it (``available``, by device "cuda", "rocm",
+    "xpu": collect_env's "Is CUDA available" / "Is XPU available"), no finding may say it fails on
+    this machine's GPUs (their architectures missing from the wheel, the driver too old for its
+    CUDA, a message from torch...), and the plan must have no GPU build that fits without a change
+    (the plan is a fallback, or none). Then a CPU build or nothing is all the plan offers, and the
+    working build stays: a CPU build is never offered over a working GPU build."""
+    torch = facts.package("torch")
+    device = _device_of(torch) if torch is not None else None
+    if torch is None or device is None or available.get(device) is not True:
+        return None
+    if any(f.severity == "error" and _base(f.code) in _BROKEN_BUILD for f in findings):
+        return None
+    planned = plan.variant if plan is not None else None
+    if plan is not None and plan.status == "ok" and planned is not None and not planned.is_cpu:
+        return None  # a GPU build fits as things are: the plan's command is the answer
+    if device == "cuda":
+        gpus = [g.name for g in (facts.nvidia.gpus if facts.nvidia else ()) if g.name]
+        what = "CUDA"
+    elif device == "rocm":
+        gpus = [g.name for g in (facts.rocm.gpus if facts.rocm else ()) if g.name]
+        what = "CUDA (HIP)"
+    else:
+        gpus = [g.name for g in (facts.xpu.gpus if facts.xpu else ()) if g.name]
+        what = "XPU"
+    evidence = [f"torch {torch.version} reports {what} available"]
+    driver = facts.nvidia.driver_version if facts.nvidia is not None and device == "cuda" else None
+    cuda = _cuda_of(torch)
+    if driver and cuda:
+        evidence.append(f"NVIDIA driver {driver} runs its CUDA {cuda}")
+    replaced = None
+    if plan is not None and plan.command and plan.torch_version:
+        replaced = f"torch {plan.torch_version} ({plan.variant})"
+    return Keep(
+        torch=torch.version,
+        variant=torch.variant,
+        device=device,
+        gpus=_counted(gpus),
+        evidence=tuple(evidence),
+        replaced=replaced,
+        planned=plan is not None,
+    )
+
+
+def _base(code: str) -> str:
+    return "cuda-init-error" if code.startswith("cuda-init-error") else code
