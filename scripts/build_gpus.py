@@ -135,6 +135,23 @@ SOURCES: dict[str, str] = {
     "PT-147761": "https://github.com/pytorch/pytorch/pull/147761",
     "PT-148562": "https://github.com/pytorch/pytorch/pull/148562",
     "PT-167299": "https://github.com/pytorch/pytorch/pull/167299",
+    # ROCm 7.14 (TheRock multi-arch) wheels: the common list only; gfx900/gfx906 are prepended
+    # on the legacy rocm/dev-almalinux path (7.1/7.2) alone. gfx1103 is in the common list.
+    "PT-ROCM-BUILD-714": (
+        "https://github.com/pytorch/pytorch/blob/027375bffdc7aa980c93df464526ff2d83ad8349/"
+        ".ci/docker/manywheel/build.sh"
+    ),
+    # gfx1103 added to the wheel arch list (opened 2026-04-08, landed by 2026-04-17: #179788
+    # 'Now that #179653 landed'), after the 2.12 branch cut: first in 2.13.
+    "PT-179653": "https://github.com/pytorch/pytorch/pull/179653",
+    "PT-179788": "https://github.com/pytorch/pytorch/pull/179788",
+    # NVIDIA GPU Operator platform support: 'NVIDIA RTX PRO 6000 Blackwell Server Edition notes:
+    # Driver versions 575.57.08 or later is required.'
+    "NV-GPUOP-PLATFORM": (
+        "https://github.com/NVIDIA/cloud-native-docs/blob/main/gpu-operator/platform-support.rst"
+        " (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/"
+        "platform-support.html)"
+    ),
     # Jetson: JetPack <-> L4T <-> CUDA, and NVIDIA's PyTorch wheels for each JetPack.
     "JETPACK-ARCHIVE": "https://developer.nvidia.com/embedded/jetpack-archive",
     "JETSON-PYTORCH-RN": (
@@ -187,7 +204,10 @@ def gpu(
     sources: list[str],
     aliases: tuple[str, ...] = (),
     note: str = "",
+    first_driver: Optional[str] = None,
 ) -> None:
+    """``first_driver``: the first driver the vendor supports this model with, where it says so
+    for the model (narrower than its compute capability's first branch in DRIVER_WINDOWS)."""
     ROWS.append(
         {
             "key": key,
@@ -203,6 +223,7 @@ def gpu(
             "memory_gbps": gbps,
             "sources": sources,
             "note": note,
+            **({"first_driver": first_driver} if first_driver else {}),
         }
     )
 
@@ -293,7 +314,10 @@ gpu("B300",             "NVIDIA B300 SXM6 AC",            "10.3", DC, 288,  None
     ["CC", "HGX"], ("B300",),
     note="HGX B300 2.3 TB / 8 GPUs; per-GPU peaks not given in the cited page")
 gpu("RTX-PRO-6000-SE",  "NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0", DC, 96, None,
-    None, 1792, ["CC", "RTXPRO6000"], ("RTX PRO 6000 Server",))
+    None, 1792, ["CC", "RTXPRO6000", "NV-GPUOP-PLATFORM"], ("RTX PRO 6000 Server",),
+    first_driver="575.57.08",
+    note="NVIDIA (GPU Operator platform support): 'Driver versions 575.57.08 or later is "
+         "required' for the Server Edition; the R570 window of cc 12.0 is too early for it")
 gpu("RTX-PRO-6000-WE",  "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", WS, 96,
     None, 125.0, 1792, ["CC", "RTXPRO6000"], ("RTX PRO 6000",))
 # --- workstation -----------------------------------------------------------------------------
@@ -666,13 +690,22 @@ amd("STRIX-POINT", "AMD Radeon 890M Graphics", "gfx1150", EMB, None,
     ("Radeon 890M", "Radeon 880M", "Ryzen AI 9 HX 370", "Strix Point"),
     note="Ryzen AI 300 (Strix Point) iGPU; memory shared with the CPU")
 amd("PHOENIX",   "AMD Radeon 780M Graphics", "gfx1103", EMB, None, ("Radeon 780M", "Radeon 760M"),
-    sources=("AMD-LLVM",), note="Ryzen 7040/8040 (Phoenix/Hawk Point) iGPU")
+    sources=("AMD-LLVM", "PT-179653"),
+    note="Ryzen 7040/8040 (Phoenix/Hawk Point) iGPU; in PyTorch's ROCm wheels from torch 2.13")
 # fmt: on
 
 # --- which gfx targets PyTorch's ROCm wheels carry (PYTORCH_ROCM_ARCH of the official build) --
 # Ranges of torch releases (inclusive, "2.10" = every 2.10.x) -> the gfx list; section C of the
 # data review, each range re-read at its PR. gfx942 needs ROCm >= 6.0 (every variant here is).
+# The first rule that matches a (torch, ROCm) pair wins, so the narrower ROCm ranges come first.
 ROCM_BASE = ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"]
+# build.sh @027375bf (data review 2026-12b rows 3 and 4): one common list for every ROCm build;
+# the ROCm 7.14 path (TheRock multi-arch wheels, torch 2.14 on) uses it as is, the legacy
+# rocm/dev-almalinux path (ROCm 7.1/7.2) prepends gfx900;gfx906. gfx1103 joined it with #179653.
+ROCM_COMMON_2_13 = [
+    "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1102",
+    "gfx1103", "gfx1200", "gfx1201", "gfx1150", "gfx1151",
+]  # fmt: skip
 ROCM_WHEELS: list[dict[str, Any]] = [
     {
         "torch_min": "2.0",
@@ -696,8 +729,24 @@ ROCM_WHEELS: list[dict[str, Any]] = [
         "sources": ["PT-ROCM-BUILD", "PT-141667", "PT-147761", "PT-148562"],
     },
     {
-        "torch_min": "2.10",
+        # rocm7.14 (torch 2.14, 2.15): no gfx900/gfx906 (MI25, MI50, MI60, Radeon VII / Pro VII)
+        "torch_min": "2.13",
         "torch_max": None,
+        "rocm_min": "7.14",
+        "gfx": ROCM_COMMON_2_13,
+        "sources": ["PT-ROCM-BUILD-714", "PT-179653"],
+    },
+    {
+        # rocm7.1 / rocm7.2 (legacy images): gfx900;gfx906 + the common list, gfx1103 included
+        "torch_min": "2.13",
+        "torch_max": None,
+        "rocm_min": "7.0",
+        "gfx": ["gfx900", "gfx906", *ROCM_COMMON_2_13],
+        "sources": ["PT-ROCM-BUILD-714", "PT-179653", "PT-179788"],
+    },
+    {
+        "torch_min": "2.10",
+        "torch_max": "2.12",
         "rocm_min": "7.0",
         "gfx": [
             *ROCM_BASE,
@@ -713,7 +762,7 @@ ROCM_WHEELS: list[dict[str, Any]] = [
     },
     {
         "torch_min": "2.10",
-        "torch_max": None,
+        "torch_max": "2.12",
         "rocm_min": None,
         "gfx": [*ROCM_BASE, "gfx1101", "gfx1102", "gfx1200", "gfx1201"],
         "sources": ["PT-ROCM-BUILD", "PT-141667", "PT-147761", "PT-148562", "PT-167299"],

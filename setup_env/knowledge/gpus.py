@@ -40,6 +40,7 @@ _CC = re.compile(r"^([1-9][0-9]?)\.([0-9])$")
 _SM = re.compile(r"^(?:sm|compute|cc)[ _]?([1-9][0-9]?)([0-9])[af]?$")
 _PREFIXES = ("nvidia", "geforce", "tesla")
 _GFX = re.compile(r"^gfx[0-9][0-9a-f]{2,3}$")
+_DRIVER = re.compile(r"^\d{3,4}\.\d{1,3}(?:\.\d{1,3})?$")
 # Intel and Apple GPUs are named by pattern (no per-model data is needed to plan for them).
 _INTEL = re.compile(r"(?i)^(?:intel\s+)?(?:arc|data center gpu max|max\s*1[15]\d0|xpu|b580|a770)")
 _APPLE = re.compile(r"(?i)^(?:apple\s+)?m([1-9])(?:\s+(pro|max|ultra))?$")
@@ -69,6 +70,10 @@ class GpuModel:
     # How the lookup found it: "exact" (name or alias), "approximate" (nearest model, peaks
     # dropped), "generic" (only a compute capability or a family is known).
     match: str = "exact"
+    # The first driver the vendor supports this model with, where it says so for the model
+    # ("575.57.08" for the RTX PRO 6000 Blackwell Server Edition): narrower than the first
+    # branch of its compute capability's DriverWindow, which :meth:`Catalogue.model_window` applies.
+    first_driver: Optional[str] = None
 
     @property
     def sm(self) -> str:
@@ -107,6 +112,10 @@ class DriverWindow:
     kernel_modules: str = "either"  # "proprietary" | "open" | "either"
     sources: tuple[str, ...] = ()
     note: str = ""
+    # A model's own first driver ("575.57.08"), set by :meth:`Catalogue.model_window`; None for a
+    # compute capability's window.
+    first_driver: Optional[str] = None
+    model: Optional[str] = None  # the model whose first driver this is
 
 
 @dataclass(frozen=True)
@@ -170,6 +179,22 @@ class Catalogue:
         """The driver branches that run compute capability ``cc`` (None: not in the data)."""
         norm = normalize_cc(cc)
         return self.windows.get(norm) if norm is not None else None
+
+    def model_window(self, model: GpuModel) -> DriverWindow | None:
+        """The driver window of one model: its compute capability's, narrowed to the model's own
+        first driver where the vendor names one (its branch becomes the first branch)."""
+        window = self.driver_window(model.compute_capability)
+        if not model.first_driver:
+            return window
+        branch = int(model.first_driver.split(".")[0])
+        base = window or DriverWindow(cc=model.compute_capability)
+        return dataclasses.replace(
+            base,
+            first_branch=max(base.first_branch or 0, branch),
+            first_driver=model.first_driver,
+            model=model.name,
+            sources=(*base.sources, *model.sources),
+        )
 
     def lookup_amd(self, name_or_gfx: str) -> AmdModel | None:
         """``"AMD Instinct MI300X"`` / ``"MI300X"`` / ``"gfx942"`` -> the AMD row."""
@@ -603,6 +628,9 @@ def parse(doc: Any) -> Catalogue:
         if not isinstance(srcs, list) or not srcs or not all(s in sources for s in srcs):
             raise CatalogueError(f"{where}.sources: expected known source ids")
         note = row.get("note", "")
+        first = _opt_str(row, "first_driver", where)
+        if first is not None and not _DRIVER.match(first):
+            raise CatalogueError(f"{where}.first_driver: {first!r} is not a driver version")
         model = GpuModel(
             key=_str(row, "key", where),
             name=_str(row, "name", where),
@@ -617,6 +645,7 @@ def parse(doc: Any) -> Catalogue:
             memory_gbps=_opt_num(row, "memory_gbps", where),
             sources=tuple(sources[s] for s in srcs),
             note=note if isinstance(note, str) else "",
+            first_driver=first,
         )
         models.append(model)
         for label in (model.name, model.key, *model.aliases):

@@ -74,6 +74,8 @@ def resolve_gpu(gpu: Gpu) -> Resolved:
             mem = int(model.memory_gb * GIB)
             sources["memory_bytes"] = CATALOGUE
         window = cat.driver_window(cc) if cc else None
+        if model is not None and model.first_driver and model.compute_capability == cc:
+            window = cat.model_window(model)  # the vendor names this model's first driver
         if window is not None:
             sources["driver_window"] = CATALOGUE
         if model is None:

@@ -41,6 +41,7 @@ class _NvGpu:
     # The driver window of its compute capability (setup_env/data/gpus.json "driver_windows").
     first_branch: Optional[int] = None
     last_branch: Optional[int] = None
+    first_driver: Optional[str] = None  # the model's own first driver, where NVIDIA names one
 
 
 def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
@@ -62,6 +63,7 @@ def _nvidia_gpus(facts: Facts) -> list[_NvGpu]:
                 cc=parse_cc(r.compute_capability),
                 first_branch=w.first_branch if w is not None else None,
                 last_branch=w.last_branch if w is not None else None,
+                first_driver=w.first_driver if w is not None else None,
             )
         )
     return out

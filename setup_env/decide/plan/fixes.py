@@ -74,7 +74,22 @@ def _driver_window_findings(ctx: _Ctx) -> None:
     if drv is None:
         return
     for g in ctx.nv:
-        if g.cc is None or _window_fit(drv.major, g.first_branch, None) == "ok":
+        if g.cc is None:
+            continue
+        first = _v(g.first_driver) if g.first_driver else None
+        if first is not None:
+            # NVIDIA names this model's first driver (RTX PRO 6000 Server Edition: 575.57.08),
+            # which is later than its compute capability's first branch.
+            if drv >= first:
+                continue
+            ctx.reason(
+                "driver-older-than-gpu",
+                f"driver {raw} is older than {g.first_driver}, the first driver NVIDIA supports "
+                f"{g.name} ({_sm(g.cc)}) with: upgrade the driver before relying on this GPU",
+            )
+            _upgrade_driver_fix(ctx, g.first_driver or "", f"{g.name} ({_sm(g.cc)})", prio=0)
+            continue
+        if _window_fit(drv.major, g.first_branch, None) == "ok":
             continue
         ctx.reason(
             "driver-older-than-gpu",

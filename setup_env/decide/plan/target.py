@@ -303,7 +303,11 @@ def facts_summary(facts: Facts) -> dict[str, object]:
                 "mig_mode": g.mig_mode,
                 "catalogue_match": r.match,
                 "driver_window": (
-                    {"first_branch": w.first_branch, "last_branch": w.last_branch}
+                    {
+                        "first_branch": w.first_branch,
+                        "last_branch": w.last_branch,
+                        **({"first_driver": w.first_driver} if w.first_driver else {}),
+                    }
                     if w is not None
                     else None
                 ),
