@@ -436,8 +436,9 @@ FAMILIES: list[tuple[str, str, str, dict[str, Any], str, bool, str, list[str], s
         },
         "x86_64",
         False,
-        "GPU verified (gpuhunt de63f51); sizes from the AWS table quoted in S40 (secondary)",
-        ["S8", "S9", "S40", "S41"],
+        "GPU verified (gpuhunt de63f51); GPU counts verified (S49: EC2 DescribeInstanceTypes as "
+        "AWS's Karpenter reference prints it; S40's table agrees)",
+        ["S8", "S9", "S40", "S41", "S49"],
         "",
         "",
     ),
@@ -448,15 +449,16 @@ FAMILIES: list[tuple[str, str, str, dict[str, Any], str, bool, str, list[str], s
         {
             "g7.2xlarge": 1,
             "g7.4xlarge": 1,
-            "g7.8xlarge": 2,
-            "g7.12xlarge": 4,
+            "g7.8xlarge": 1,
+            "g7.12xlarge": 2,
             "g7.24xlarge": 4,
             "g7.48xlarge": 8,
         },
         "x86_64",
         False,
-        "sizes and GPU from the AWS table quoted in S40 (secondary; GA 2026-06-18)",
-        ["S40"],
+        "GPU counts verified (S49: EC2 DescribeInstanceTypes as AWS's Karpenter reference prints "
+        "it, g7.8xlarge 1 and g7.12xlarge 2; S40's table said 2 and 4); GA 2026-06-18 (S40)",
+        ["S49", "S40"],
         "",
         "",
     ),
@@ -834,11 +836,15 @@ FAMILIES: list[tuple[str, str, str, dict[str, Any], str, bool, str, list[str], s
         "x86_64",
         False,
         "series verified (S30 NC_RTXPRO6000BSE_v6 page, 1-2 GPUs per VM); GA size names and "
-        "fractions from public price code (S46, secondary)",
-        ["S30", "S46", "S47"],
-        "",
-        "fractional sizes are vGPU slices (GRID driver, inferred); whole-GPU sizes take the "
-        "data-centre driver",
+        "fractions from public price code (S46, secondary); GRID driver on every size verified "
+        "(S50, S51)",
+        ["S30", "S46", "S47", "S50", "S51"],
+        "grid",
+        "every NCv6 size, whole or fractional, exposes the GPU through SR-IOV (S50: 'cannot be "
+        "modified by the end user'): Azure's GRID driver (vGPU 20, R595: "
+        "NVIDIA-Linux-x86_64-595.58.03-grid-azure.run, installed with `-M open`, Secure Boot and "
+        "vTPM off) per 'Install GRID drivers on NCv6 RTX PRO 6000 BSE VMs' (S51); the "
+        "data-centre driver finds no GPU",
     ),
     # OCI (S8 gpuhunt shape parser; public code)
     (
@@ -1175,6 +1181,9 @@ SOURCES: dict[str, str] = {
     "S46": "public Azure retail-price code mapping Standard_NC*_xl_RTXPRO6000BSE_v6 sizes to GPU fractions",  # noqa: E501
     "S47": "https://github.com/Azure/azhpc-images/pull/582 (GA SKU Standard_NC144lds_xl_RTXPRO6000BSE_v6)",  # noqa: E501
     "S48": "https://github.com/berops/claudie/pull/1952 (GCP: GPUs attach to n1-standard-*/n1-highmem-*)",  # noqa: E501
+    "S49": "github:aws/karpenter-provider-aws@692ccdd0629e website/content/en/preview/reference/instance-types.md (generated from EC2 DescribeInstanceTypes by hack/docs/instancetypes_gen; v1.14.0, 2026-07-11): g7 and g7e karpenter.k8s.aws/instance-gpu-count 1,1,1,2,4,8",  # noqa: E501
+    "S50": "github:MicrosoftDocs/azure-compute-docs@07d4d840 articles/virtual-machines/sizes/gpu-accelerated/nc-rtxpro6000-bse-v6-series-overview.md (2026-05-07: GPUs exposed via SR-IOV; recommended driver v20.x R595 595.58.03 grid-azure)",  # noqa: E501
+    "S51": "github:MicrosoftDocs/azure-compute-docs articles/virtual-machines/linux/n-series-driver-setup.md#install-grid-drivers-on-ncv6-rtx-pro-6000-bse-vms",  # noqa: E501
 }
 
 

@@ -28,7 +28,8 @@ def what_if(*argv: str) -> tuple[Facts, cloudplan.CloudAdvice]:
     ("provider", "itype", "gpu", "count", "fraction", "arch"),
     [
         ("aws", "g7.2xlarge", "NVIDIA RTX PRO 4500 Blackwell Server Edition", 1, None, "x86_64"),
-        ("aws", "g7.8xlarge", "NVIDIA RTX PRO 4500 Blackwell Server Edition", 2, None, "x86_64"),
+        # 1, not 2 (issue 17 item 7.8): EC2 DescribeInstanceTypes as AWS's Karpenter prints it
+        ("aws", "g7.8xlarge", "NVIDIA RTX PRO 4500 Blackwell Server Edition", 1, None, "x86_64"),
         ("aws", "g7.48xlarge", "NVIDIA RTX PRO 4500 Blackwell Server Edition", 8, None, "x86_64"),
         ("aws", "g7e.4xlarge", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 1, None, "x86_64"),
         ("aws", "g7e.12xlarge", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 2, None, "x86_64"),

@@ -197,6 +197,10 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
                 f"setup-env check: no cloud advice ({type(exc).__name__}: {exc})", file=sys.stderr
             )
     plan, plan_error = V.safe_plan(plan_facts)
+    if plan is not None and advice is not None:
+        from setup_env.decide.cloudplan import fit_plan
+
+        plan = fit_plan(plan, advice)  # a GRID instance's driver step is the GRID driver
     results = V.evaluate_expectations(facts, expects)
     findings = V.merge_target_findings(
         examine(facts, plan, in_use()), (*extra, *V.expectation_findings(results)), replaces_arch

@@ -305,7 +305,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         facts, label = _facts(args)
         facts, advice = cloudplan.apply(args, facts)
-        plan = make_plan(facts, options, matrix)
+        plan = cloudplan.fit_plan(make_plan(facts, options, matrix), advice)
     except _BadInput as exc:
         return _fail(args, exc)
     except (PlanError, cloudplan.CloudPlanError) as exc:

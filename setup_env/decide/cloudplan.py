@@ -101,6 +101,32 @@ class CloudAdvice:
         return to_jsonable(self)  # type: ignore[no-any-return]
 
 
+def fit_plan(plan: Plan, advice: CloudAdvice | None) -> Plan:
+    """The plan as it applies on this instance: on a GRID (vGPU / SR-IOV) instance the driver is
+    the provider's GRID build, so a fix that installs the data-centre driver (which finds no GPU
+    there) becomes the GRID step, without the data-centre command."""
+    if advice is None or advice.driver_route != "grid" or not plan.fixes:
+        return plan
+    import re
+    from dataclasses import replace
+
+    who = {"aws": "AWS", "azure": "Azure", "gcp": "Google"}.get(advice.provider, advice.provider)
+    fixes = []
+    for fx in plan.fixes:
+        if fx.kind == "upgrade-driver":
+            need = re.search(r">= ([0-9.]+)", fx.summary)
+            fx = replace(
+                fx,
+                summary=f"Install NVIDIA's GRID (vGPU) driver as {who} distributes it for "
+                f"{advice.instance_type or 'this instance'} (see the cloud advice), not the "
+                "data-centre driver, which finds no GPU here"
+                + (f"; the wheel needs >= {need.group(1)}" if need else ""),
+                command=None,
+            )
+        fixes.append(fx)
+    return replace(plan, fixes=tuple(fixes))
+
+
 def _major(version: str) -> int:
     try:
         return int(version.split(".")[0])
@@ -528,9 +554,10 @@ def _driver_route(inst: Instance, image: Image) -> tuple[str, list[str]]:
         ]
     if inst.driver == "grid":
         return "grid", [
-            "driver: NVIDIA GRID (vGPU) only, as Azure redistributes it: the "
-            "NvidiaGpuDriverLinux extension installs it on NV sizes; the datacenter CUDA "
-            "driver does not work on a vGPU slice"
+            "driver: NVIDIA GRID (vGPU) only, as Azure redistributes it ('Install GRID drivers' "
+            f"for the {inst.family} series in Azure's N-series driver setup; on NV sizes the "
+            "NvidiaGpuDriverLinux extension installs it); the datacenter CUDA driver finds no GPU "
+            "behind vGPU / SR-IOV"
         ]
     if image.driver_branch:
         fm = " and Fabric Manager" if inst.fabric_manager and inst.provider == "aws" else ""
