@@ -17,7 +17,10 @@ research folder, with SOURCE.md):
 
 The curated tables below are the parts no capture holds (what PyTorch's own index serves, the
 architectures compiled into each build): each row carries ``source`` and ``confidence`` (V:
-primary source, V2: secondary copy or real use, I: inferred, ?: unverified).
+primary source, V2: secondary copy or real use, I: inferred, ?: unverified). Which rows a plan
+may use is ONE rule, ``setup_env.knowledge.matrix.plannable`` (V, V2 and I; never ?); every
+index row's ``verified`` flag is that rule applied to its confidence, and a plan built on an
+I row says so.
 
 ``--check`` exits 1 when the committed file differs from what this script would generate.
 """
@@ -39,6 +42,7 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's setup_env, installed or not
 from setup_env.knowledge import refresh  # noqa: E402  (the one writer of wheels.json, and the tag rules)
+from setup_env.knowledge.matrix import plannable  # noqa: E402  (the one rule: which rows a plan uses)
 from setup_env.knowledge.tags import platform_of_tag  # noqa: E402
 
 OUT = ROOT / "setup_env" / "data" / "wheels.json"
@@ -66,6 +70,42 @@ def minor_of(v: str) -> str:
 
 
 # --- per series (torch minor): what PyTorch's own index publishes -----------------------------
+# XPU wheels for Linux x86_64 and Windows are in each release branch's wheel matrix (test-infra
+# release/2.8 ... release/2.14: `if with_xpu == ENABLE and os in (LINUX, WINDOWS): arches += [XPU]`,
+# read at pytorch/test-infra@61a77570); that the release index has them is inferred (I).
+_XPU = ("I", f"{TI} release/2.x (XPU for Linux and Windows, with_xpu); {WM} §1")
+# CUDA 12.9 ("limited release") was built for Linux x86_64 and aarch64 in the TEST channel of
+# 2.9-2.11 (release/2.x initialize_globals appends 12.9 / 12.9-aarch64 for non-release channels),
+# dropped before 2.12.0 (test-infra #7917, 2026-04-02), back for 2.12.1 (#8164, 2026-06-09) and
+# 2.13 (#8215, 2026-06-25). release/promote.sh copies every torch-<version> file of whl/test to
+# whl (release/promote/common_utils.sh aws_promote), so the release index has them: inferred (I),
+# except 2.13.0+cu129 x86_64, seen in real use (VERIFIED §5, V2), and 2.12.0, built without it.
+_PROMOTE = "test-infra release/promote.sh (aws_promote copies whl/test/* to whl)"
+CU129: dict[str, dict[str, tuple[str, str]]] = {
+    **{
+        rel: {
+            plat: ("I", f"{TI} release/{minor_of(rel)} initialize_globals (12.9 in the test "
+                   f"channel, 'limited release'); {_PROMOTE}")
+            for plat in ("linux_x86_64", "linux_aarch64")
+        }
+        for rel in ("2.9.0", "2.9.1", "2.10.0", "2.11.0")
+    },
+    "2.12.0": {
+        plat: ("?", "test-infra #7917 removed the 12.9 builds before 2.12.0 (2026-04-02)")
+        for plat in ("linux_x86_64", "linux_aarch64")
+    },
+    "2.12.1": {
+        plat: ("I", f"test-infra #8164 (release/2.12: CUDA 12.9 for Linux x86 + aarch64 in the "
+               f"test channel, 2026-06-09); {_PROMOTE}")
+        for plat in ("linux_x86_64", "linux_aarch64")
+    },
+    "2.13.0": {
+        "linux_x86_64": ("V2", f"{VER} §5 (2.13.0+cu129 in real use)"),
+        "linux_aarch64": ("I", f"test-infra #8215 (release/2.13: CUDA 12.9 for Linux x86 + "
+                          f"aarch64 in the test channel, 2026-06-25); {_PROMOTE}"),
+    },
+}  # fmt: skip
+
 # cuda: CUDA variants on Linux x86_64 and Windows; aarch64: CUDA variants for Linux aarch64;
 # linux_only: CUDA variants built for Linux (x86_64 [+aarch64]) only; rocm: Linux x86_64 only;
 # xpu: Linux x86_64 + Windows. (variant list, confidence, source)
@@ -92,53 +132,53 @@ SERIES: dict[str, dict[str, Any]] = {
         cuda=["cu118", "cu124", "cu126"],
         rocm=["rocm6.1", "rocm6.2.4"],
         aarch64=(["cu126"], "I", f"{WM} §2"),
-        xpu=("I", f"{WM} §1"),
+        xpu=_XPU,
         src="b1bdc3323fa1",
     ),
     "2.7": dict(
         cuda=["cu118", "cu126", "cu128"],
         rocm=["rocm6.2.4", "rocm6.3"],
         aarch64=(["cu128"], "V", f"{TI} @bad60f65 CUDA_AARCH64_ARCHES"),
-        xpu=("I", f"{WM} §1"),
+        xpu=_XPU,
         src="bad60f65d402",
     ),
     "2.8": dict(
         cuda=["cu126", "cu128", "cu129"],
         rocm=["rocm6.3", "rocm6.4"],
         aarch64=(["cu129"], "V", f"{TI} @21480431 CUDA_AARCH64_ARCHES"),
-        xpu=("I", f"{WM} §1"),
+        xpu=_XPU,
         src="21480431af19",
     ),
     "2.9": dict(
         cuda=["cu126", "cu128", "cu130"],
         rocm=["rocm6.3", "rocm6.4"],
         aarch64=(["cu126", "cu128", "cu130"], "V", f"{TI} release/2.9 @f3ee5ce0"),
-        linux_only=(["cu129"], "I", f"{WM} §1/§9.2 ('limited release', test channel only)"),
-        xpu=("I", f"{WM} §1"),
+        linux_only=["cu129"],
+        xpu=_XPU,
         src="f3ee5ce04696",
     ),
     "2.10": dict(
         cuda=["cu126", "cu128", "cu130"],
         rocm=["rocm7.0", "rocm7.1"],
         aarch64=(["cu126", "cu128", "cu130"], "V", f"{TI} @e8208cf2"),
-        linux_only=(["cu129"], "I", f"{WM} §1/§9.2 ('limited release', test channel only)"),
-        xpu=("I", f"{WM} §1"),
+        linux_only=["cu129"],
+        xpu=_XPU,
         src="e8208cf27137",
     ),
     "2.11": dict(
         cuda=["cu126", "cu128", "cu130"],
         rocm=["rocm7.1", "rocm7.2"],
         aarch64=(["cu126", "cu128", "cu130"], "V", f"{TI} @0cd5e78a"),
-        linux_only=(["cu129"], "I", f"{WM} §1/§9.2 ('limited release', test channel only)"),
-        xpu=("I", f"{WM} §1"),
+        linux_only=["cu129"],
+        xpu=_XPU,
         src="0cd5e78a1246",
     ),
     "2.12": dict(
         cuda=["cu126", "cu130", "cu132"],
         rocm=["rocm7.1", "rocm7.2"],
         aarch64=(["cu126", "cu130", "cu132"], "V", f"{TI} @626d4e70"),
-        linux_only=(["cu129"], "?", f"{WM} §9.2 (2.12.1 test channel; release publication ?)"),
-        xpu=("I", f"{WM} §1"),
+        linux_only=["cu129"],
+        xpu=_XPU,
         src="626d4e708156",
     ),
     "2.13": dict(
@@ -146,7 +186,7 @@ SERIES: dict[str, dict[str, Any]] = {
         rocm=["rocm7.1", "rocm7.2"],
         aarch64=(["cu126", "cu130", "cu132"], "V", f"{TI} @6d36e31f"),
         # VERIFIED §5: 2.13.0+cu129 widely used; "cu129 stops at 2.13.0".
-        linux_only=(["cu129"], "V2", f"{VER} §5 (2.13.0+cu129 in real use)"),
+        linux_only=["cu129"],
         xpu=("V", "pytorch.github.io additional_platforms/xpu.md @e2d50e1d (2.13.0+xpu)"),
         src="6d36e31f45e8",
     ),
@@ -154,27 +194,28 @@ SERIES: dict[str, dict[str, Any]] = {
         cuda=["cu126", "cu130", "cu132"],
         rocm=["rocm7.2", "rocm7.14"],
         aarch64=(["cu126", "cu130", "cu132"], "V", f"{TI} release/2.14 @c840391a"),
-        xpu=("I", f"{WM} §1"),
+        xpu=_XPU,
         src="c840391a15b9",
     ),
 }
 
-# 2.15: VERIFIED.md §5. The index could not be read; only what §5 establishes is verified.
-# (variant, platform, verified, confidence, source)
-INDEX_2_15: list[tuple[str, str, bool, str, str]] = [
-    ("cpu", "linux_x86_64", True, "I", f"{VER} §5: 'a cpu variant surely exists'"),
-    ("cpu", "linux_aarch64", True, "I", f"{VER} §5: 'a cpu variant surely exists'"),
-    ("cpu", "windows_x86_64", True, "I", f"{VER} §5: 'a cpu variant surely exists'"),
-    ("cu130", "windows_x86_64", True, "V2", f"{VER} §5: 2.15.0+cu130 in use on Windows"),
-    ("cu130", "linux_x86_64", False, "?", "RFC pytorch/pytorch#190385 (keep cu130); unverified"),
-    ("cu130", "linux_aarch64", False, "?", "RFC pytorch/pytorch#190385 (keep cu130); unverified"),
-    ("cu132", "linux_x86_64", False, "?", "RFC #190385 (cu132 default); index unverified"),
-    ("cu132", "linux_aarch64", False, "?", "RFC #190385 (cu132 default); index unverified"),
-    ("cu132", "windows_x86_64", False, "?", "RFC #190385 (cu132 default); index unverified"),
-    ("rocm7.2", "linux_x86_64", False, "?", f"{WM} §1 (nightly only); unverified"),
-    ("rocm7.14", "linux_x86_64", False, "?", f"{WM} §1 (nightly only); unverified"),
-    ("xpu", "linux_x86_64", False, "?", "unverified"),
-    ("xpu", "windows_x86_64", False, "?", "unverified"),
+# 2.15: VERIFIED.md §5. The index could not be read; a plan uses only what the rule admits (the
+# cpu rows are inferred: every release before has them, and §5 says one surely exists).
+# (variant, platform, confidence, source)
+INDEX_2_15: list[tuple[str, str, str, str]] = [
+    ("cpu", "linux_x86_64", "I", f"{VER} §5: 'a cpu variant surely exists'"),
+    ("cpu", "linux_aarch64", "I", f"{VER} §5: 'a cpu variant surely exists'"),
+    ("cpu", "windows_x86_64", "I", f"{VER} §5: 'a cpu variant surely exists'"),
+    ("cu130", "windows_x86_64", "V2", f"{VER} §5: 2.15.0+cu130 in use on Windows"),
+    ("cu130", "linux_x86_64", "?", "RFC pytorch/pytorch#190385 (keep cu130); unverified"),
+    ("cu130", "linux_aarch64", "?", "RFC pytorch/pytorch#190385 (keep cu130); unverified"),
+    ("cu132", "linux_x86_64", "?", "RFC #190385 (cu132 default); index unverified"),
+    ("cu132", "linux_aarch64", "?", "RFC #190385 (cu132 default); index unverified"),
+    ("cu132", "windows_x86_64", "?", "RFC #190385 (cu132 default); index unverified"),
+    ("rocm7.2", "linux_x86_64", "?", f"{WM} §1 (nightly only); unverified"),
+    ("rocm7.14", "linux_x86_64", "?", f"{WM} §1 (nightly only); unverified"),
+    ("xpu", "linux_x86_64", "?", "unverified"),
+    ("xpu", "windows_x86_64", "?", "unverified"),
 ]
 # cu126 is deliberately absent for 2.15: RFC #190385 drops it and VERIFIED §5 found no real use.
 
@@ -386,6 +427,27 @@ NIGHTLY = {
     "source": f"{TI} HEAD @61a77570 (2026-08-21) nightly lists; contents change daily",
 }
 
+# Platforms no release row lists. Windows on Arm64: CPU wheels exist for some Pythons (data review
+# 2026-12b row 5): pytorch/pytorch#161516 (the missing win_arm64 wheels, closed 'No longer required
+# now'), #195033 (open, 2026-08-27: only Python 3.14 still missing); the release branches of
+# test-infra validate windows-arm64 for Python 3.11-3.13 (generate_binary_build_matrix.py
+# `if os == WINDOWS_ARM64: python_versions = ["3.11", "3.12", "3.13"]`) from the cpu index, and
+# build_wheels_windows.yml names "torch's own win_arm64 wheels" (+cpu). None is on PyPI (the
+# capture). Which releases carry them was not read: unsure (?), so never planned on.
+PLATFORM_NOTES: dict[str, dict[str, Any]] = {
+    "windows_arm64": {
+        "wheels": "cpu",
+        "python": ["3.11", "3.12", "3.13"],
+        "index_variant": "cpu",
+        "confidence": "?",
+        "source": "pytorch/pytorch#161516, #195033; "
+        f"{TI} release/2.8..2.14 (windows-arm64: Python 3.11-3.13); "
+        "pytorch/test-infra .github/workflows/build_wheels_windows.yml @61a77570",
+        "note": "CPU wheels on PyTorch's cpu index for Python 3.11-3.13 (none for 3.14, none on "
+        "PyPI); which torch releases carry them is not recorded",
+    }
+}
+
 # --- reading the captures -----------------------------------------------------------------------
 
 
@@ -562,8 +624,10 @@ def generate(reference: Path) -> dict[str, Any]:
         # the index
         index: dict[str, dict[str, Any]] = defaultdict(dict)
         if series == "2.15":
-            for variant, plat, ok, conf, src in INDEX_2_15:
-                index[variant][plat] = {"verified": ok, "confidence": conf, "source": src}
+            for variant, plat, conf, src in INDEX_2_15:
+                index[variant][plat] = {
+                    "verified": plannable(conf), "confidence": conf, "source": src,
+                }  # fmt: skip
         else:
             s = SERIES[series]
             src = f"{TI} @{s['src']}"
@@ -581,19 +645,14 @@ def generate(reference: Path) -> dict[str, Any]:
                 variants, conf, asrc = s["aarch64"]
                 for variant in variants:
                     index[variant]["linux_aarch64"] = {
-                        "verified": conf in ("V", "V2"),
+                        "verified": plannable(conf),
                         "confidence": conf,
                         "source": asrc,
                     }
-            if "linux_only" in s:
-                variants, conf, lsrc = s["linux_only"]
-                for variant in variants:
-                    ok = conf in ("V", "V2") and (series != "2.12" or rel == "2.12.1")
-                    index[variant]["linux_x86_64"] = {
-                        "verified": ok, "confidence": conf, "source": lsrc,
-                    }  # fmt: skip
-                    index[variant]["linux_aarch64"] = {
-                        "verified": False, "confidence": "?", "source": lsrc,
+            for variant in s.get("linux_only", []):
+                for plat, (conf, lsrc) in CU129[rel].items():
+                    index[variant][plat] = {
+                        "verified": plannable(conf), "confidence": conf, "source": lsrc,
                     }  # fmt: skip
             for variant in s["rocm"]:
                 index[variant]["linux_x86_64"] = {
@@ -605,7 +664,7 @@ def generate(reference: Path) -> dict[str, Any]:
                 conf, xsrc = s["xpu"]
                 for plat in X86:
                     index["xpu"][plat] = {
-                        "verified": conf in ("V", "V2"),
+                        "verified": plannable(conf),
                         "confidence": conf,
                         "source": xsrc,
                     }
@@ -699,6 +758,7 @@ def generate(reference: Path) -> dict[str, Any]:
             "source": "captures/pypi-simple-torchvision.json (PyPI PEP 691, 2026-12-02)",
         },
         "nightly": NIGHTLY,
+        "platform_notes": PLATFORM_NOTES,
     }
 
 

@@ -15,7 +15,16 @@ Which file is loaded (:func:`load_matrix`), first match wins:
 A malformed file from 2 or 3 is skipped: the bundled data is used and ``Matrix.notes`` says why.
 
 JSON layout (``schema_version`` 1); every row carries ``source`` and ``confidence`` (V: primary
-source, V2: secondary copy or real use, I: inferred, ?: unverified)::
+source, V2: secondary copy or real use, I: inferred, ?: unverified).
+
+THE RULE for which rows a plan may use (:func:`plannable`, the only place it is written): a row
+of confidence V, V2 or I may be planned on; a row of confidence ? never is. I means inferred FROM
+a primary source (a release branch's build matrix and the promotion script that copies it to the
+index, a pattern every neighbouring release follows), not guessed. An index row's ``verified``
+flag is this rule applied to its confidence (``scripts/build_matrix.py`` writes it so, and
+:func:`parse` reads it so, whatever an older copy says); a plan that rests on an I row (the
+index row of its variant, or PyPI's default variant) says so (warning code ``row-inferred``).
+The architecture lists of builds follow the same grades (warning ``arches-inferred``)::
 
     {
      "schema_version": 1, "source": "...", "retrieved": "2026-12-02",
@@ -49,7 +58,10 @@ source, V2: secondary copy or real use, I: inferred, ?: unverified)::
                        "confidence", "source"}},    # minimum NVIDIA driver per toolkit
      "companion_files": {"torchvision": {"0.29.2": {"win_amd64": ["cp311-cp311", ...]}},
                          "source": "..."},
-     "nightly": {"variants": {"linux_x86_64": ["cpu", "cu130", ...]}, "confidence", "source"}
+     "nightly": {"variants": {"linux_x86_64": ["cpu", "cu130", ...]}, "confidence", "source"},
+     "platform_notes": {"windows_arm64": {"wheels": "cpu", "python": ["3.11", ...],
+                        "index_variant": "cpu", "confidence": "?", "source", "note"}}
+                         # platforms no release row lists: what is known of them (optional)
     }
 
 Index wheels are assumed to cover the same interpreters as the release's PyPI wheels for that
@@ -84,6 +96,13 @@ ENV_VAR = "SETUP_ENV_MATRIX"
 DEFAULT_INDEX_URL = "https://download.pytorch.org/whl"
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows_x86_64", "macos_arm64", "macos_x86_64")
 CONFIDENCE = ("V", "V2", "I", "?")
+PLANNABLE = ("V", "V2", "I")  # the rule (module docstring): the grades a plan may rest on
+
+
+def plannable(confidence: str) -> bool:
+    """May a plan use a row of this confidence? V, V2 and I: yes; ? (unverified): never."""
+    return confidence in PLANNABLE
+
 
 # The only shapes that may enter a printed command (variants: :func:`is_variant_label`).
 RELEASE_RE = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}")
@@ -108,11 +127,29 @@ class MatrixError(ValueError):
 
 @dataclass(frozen=True)
 class Availability:
-    """Whether a variant is published for a platform (on PyTorch's own index)."""
+    """Whether a variant is published for a platform (on PyTorch's own index). ``verified`` is
+    :func:`plannable` of ``confidence``: a plan may use the row."""
 
     verified: bool
     confidence: str
     source: str
+
+    @property
+    def inferred(self) -> bool:
+        return self.confidence == "I"
+
+
+@dataclass(frozen=True)
+class PlatformNote:
+    """What is known of a platform that no release row lists (Windows on Arm64)."""
+
+    platform: str
+    wheels: str  # "cpu"
+    python: tuple[str, ...]
+    index_variant: str
+    confidence: str
+    source: str
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -263,6 +300,7 @@ class Matrix:
     torchvision_files: Mapping[str, Mapping[str, tuple[str, ...]]]
     nightly: Mapping[str, tuple[Variant, ...]]  # platform -> variants (unverified)
     index_url: str = DEFAULT_INDEX_URL
+    platform_notes: Mapping[str, PlatformNote] = field(default_factory=dict)
     path: str = ""
     origin: str = "bundled"  # explicit | env | user | bundled
     notes: tuple[str, ...] = ()
@@ -496,6 +534,24 @@ def validate(doc: Any) -> list[str]:
     for ver, files in tv.items():
         if not _version_ok(ver, RELEASE_RE) or not isinstance(files, Mapping):
             p.append(f"companion_files.torchvision[{ver}]: bad entry")
+    notes = doc.get("platform_notes") or {}
+    if not isinstance(notes, Mapping):
+        p.append("platform_notes: expected an object")
+        notes = {}
+    for plat, note in notes.items():
+        w = f"platform_notes[{plat}]"
+        _check_row_meta(note, w, p)
+        if not isinstance(note, Mapping):
+            continue
+        if not _version_ok(plat, PLATFORM_TAG_RE) or plat in PLATFORMS:
+            p.append(f"{w}: not a platform without release rows")
+        if not is_variant_label(note.get("index_variant")):
+            p.append(f"{w}.index_variant: bad variant")
+        pys = note.get("python")
+        if not isinstance(pys, list) or not all(
+            _version_ok(x, re.compile(r"\d\.\d{1,2}t?")) for x in pys
+        ):
+            p.append(f"{w}.python: bad Python versions")
     return p
 
 
@@ -562,7 +618,8 @@ def _parse(doc: Any, path: str, origin: str) -> Matrix:
                 },
                 index={
                     Variant.parse(var): {
-                        plat: Availability(a["verified"], a["confidence"], a["source"])
+                        # the rule, not the stored flag: an older copy's flag may disagree
+                        plat: Availability(plannable(a["confidence"]), a["confidence"], a["source"])
                         for plat, a in plats.items()
                     }
                     for var, plats in row["index"].items()
@@ -618,6 +675,18 @@ def _parse(doc: Any, path: str, origin: str) -> Matrix:
     }
     tv = (doc.get("companion_files") or {}).get("torchvision") or {}
     nightly = (doc.get("nightly") or {}).get("variants") or {}
+    pnotes = {
+        plat: PlatformNote(
+            platform=plat,
+            wheels=str(n.get("wheels", "cpu")),
+            python=tuple(n.get("python") or ()),
+            index_variant=str(n["index_variant"]),
+            confidence=n["confidence"],
+            source=n["source"],
+            note=str(n.get("note", "")),
+        )
+        for plat, n in (doc.get("platform_notes") or {}).items()
+    }
     return Matrix(
         schema_version=doc["schema_version"],
         source=doc["source"],
@@ -629,6 +698,7 @@ def _parse(doc: Any, path: str, origin: str) -> Matrix:
         torchvision_files={v: {t: tuple(x) for t, x in f.items()} for v, f in tv.items()},
         nightly={k: tuple(Variant.parse(x) for x in v) for k, v in nightly.items()},
         index_url=doc.get("index_url", DEFAULT_INDEX_URL),
+        platform_notes=pnotes,
         path=path,
         origin=origin,
         _by_version=by_version,

@@ -348,7 +348,9 @@ def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[Variant, bool, bool]
     pv = rel.pypi_variant.get(plat)
     ok_pypi, _ = _installable(rel, ctx.t, via_pypi=True)
     if pv is not None and pv.variant.is_cuda and ok_pypi:
-        out.append((pv.variant, True, True))
+        from setup_env.knowledge.matrix import plannable
+
+        out.append((pv.variant, True, plannable(pv.confidence)))
     stable = rel.pypi_variant.get("linux_x86_64")
     ok_idx, _ = _installable(rel, ctx.t, via_pypi=False)
     if ok_idx:
@@ -363,11 +365,36 @@ def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[Variant, bool, bool]
 def _no_platform(ctx: _Ctx) -> Plan:
     t = ctx.t
     if t.os == "windows" and t.arch in ("arm64", "aarch64"):
-        ctx.fix(
-            10,
-            "change-python",
-            "PyTorch publishes no stable Windows on Arm wheels; use an x64 Python (runs under "
-            "emulation, CPU only) or WSL2",
+        note = ctx.matrix.platform_notes.get("windows_arm64")
+        if note is not None:
+            # Known to exist for some Pythons, but which releases carry them is not in the data
+            # (confidence ?): never planned on (the rule in knowledge.matrix), only said.
+            pys = note.python
+            span = f"{pys[0]}–{pys[-1]}" if len(pys) > 1 else "".join(pys)
+            ctx.reason(
+                "platform-unsure",
+                f"PyTorch's {note.index_variant} index has native Windows on Arm64 "
+                f"{note.wheels.upper()} wheels for Python {span} (none on PyPI); which torch "
+                f"releases carry them is not in this data [{note.confidence}: {note.source}]",
+            )
+            ctx.fix(
+                10,
+                "change-python",
+                f"with a native arm64 Python {span}, install torch from PyTorch's "
+                f"{note.index_variant} index ({ctx.matrix.index_url}/{note.index_variant}); "
+                "otherwise use an x64 Python (runs under emulation, CPU only) or WSL2",
+            )
+        else:
+            ctx.fix(
+                10,
+                "change-python",
+                "no Windows on Arm wheels are in this data; use an x64 Python (runs under "
+                "emulation, CPU only) or WSL2",
+            )
+        return _none(
+            ctx,
+            "no-platform",
+            f"no torch release in this data lists wheels for {t.os} on {t.arch}",
         )
     return _none(
         ctx, "no-platform", f"PyTorch publishes no wheels for {t.os} on {t.arch or 'this CPU'}"

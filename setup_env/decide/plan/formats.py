@@ -71,6 +71,7 @@ def _finish(
                 f"pip may try to build it from source",
             )
         requirements.append(f"{name}{comp.spec}")
+    _say_inferred(ctx, rel, variant, via_pypi)
     argv, command, config = _commands(ctx, requirements, url, pre=False)
     min_driver = None
     cuda = None
@@ -104,6 +105,29 @@ def _finish(
             source=source,
         )
     )
+
+
+def _say_inferred(ctx: _Ctx, rel: Release, variant: Variant, via_pypi: bool) -> None:
+    """The rule (setup_env.knowledge.matrix.plannable) lets a plan rest on an inferred (I) row:
+    the plan then says which row and its source."""
+    plat = ctx.t.platform or ""
+    if via_pypi:
+        pv = rel.pypi_variant.get(plat)
+        if pv is not None and pv.confidence == "I":
+            ctx.warn(
+                "row-inferred",
+                f"that plain `pip install torch=={rel.version}` gives the {pv.variant} build on "
+                f"{plat} is inferred, not read from PyPI's wheel ({pv.source})",
+            )
+        return
+    av = rel.index.get(variant.index_variant, {}).get(plat)
+    if av is not None and av.inferred:
+        ctx.warn(
+            "row-inferred",
+            f"that PyTorch's index has torch {rel.version}+{variant.index_variant} for {plat} is "
+            f"inferred, not read from the index ({av.source}); `setup-env matrix refresh` "
+            "confirms it where download.pytorch.org is reachable",
+        )
 
 
 def _newest_with_companion(
