@@ -610,9 +610,9 @@ def keep_installed(
     Its accelerator must be reported available to it (``available``, by device "cuda", "rocm",
     "xpu": collect_env's "Is CUDA available" / "Is XPU available"), no finding may say it fails on
     this machine's GPUs (their architectures missing from the wheel, the driver too old for its
-    CUDA, a message from torch...), and the plan must have no GPU build that fits without a change
-    (the plan is a fallback, or none). Then a CPU build or nothing is all the plan offers, and the
-    working build stays: a CPU build is never offered over a working GPU build."""
+    CUDA, a message from torch...), and the plan must offer no GPU build (it is a CPU fallback, or
+    none): no GPU build fits without a change. Then the working build stays: a CPU build is never
+    offered over a working GPU build."""
     torch = facts.package("torch")
     device = _device_of(torch) if torch is not None else None
     if torch is None or device is None or available.get(device) is not True:
@@ -620,7 +620,7 @@ def keep_installed(
     if any(f.severity == "error" and _base(f.code) in _BROKEN_BUILD for f in findings):
         return None
     planned = plan.variant if plan is not None else None
-    if plan is not None and plan.status == "ok" and planned is not None and not planned.is_cpu:
+    if plan is not None and plan.command and planned is not None and not planned.is_cpu:
         return None  # a GPU build fits as things are: the plan's command is the answer
     if device == "cuda":
         gpus = [g.name for g in (facts.nvidia.gpus if facts.nvidia else ()) if g.name]

@@ -13,9 +13,10 @@
 Within a release it prefers PyPI's own build (a plain ``pip install``), then the release's stable
 CUDA on PyTorch's index, then the newest CUDA; only rows the one rule admits are recommended
 (``setup_env.knowledge.matrix.plannable``: confidence V, V2 or I, never ?; the ``verified`` flag
-is that rule), and a plan resting on an inferred (I) row says so (``row-inferred``). When no GPU build fits, the plan is a named CPU fallback with ranked fixes. Commands
-are built only from validated parts (versions parsed by packaging, variants from the data's closed
-set, URLs checked) as argv, then quoted with shlex for display.
+is that rule), and a plan resting on an inferred (I) row says so (``row-inferred``). When no GPU
+build fits, the plan is a named CPU fallback with ranked fixes. Commands are built only from
+validated parts (versions parsed by packaging, variants from the data's closed set, URLs
+checked) as argv, then quoted with shlex for display.
 
 The planner is a package, one module a concern, each importing only those before it:
 ``target`` (the machine planned for; ``spec_facts`` for a machine named on the command line),
