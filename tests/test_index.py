@@ -398,7 +398,7 @@ def test_snapshot_one_deadline_for_every_page() -> None:
         )
         took = time.monotonic() - start
         asked = len(srv.requests)
-    assert took < 2.2, took
+    assert took < 2.5, took
     assert set(snap.pypi) == {"torch"} and asked == 2
     assert [e.kind for e in snap.errors] == ["deadline"] * 4
     assert "no answer before the deadline of 1.5 s" in snap.errors[0].detail
