@@ -323,10 +323,12 @@ def test_a_run_after_the_code_changed_installs_it_again(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
 
     def marker() -> str:
+        """What the venv's setup_env says (never a PYTHONPATH's copy: the venv's own)."""
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         ran = subprocess.run(
             [str(venv / "bin" / "python"), "-c",
              "import setup_env; print(getattr(setup_env, 'EDITED_AFTER_INSTALL', 'old code'))"],
-            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+            capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
         )  # fmt: skip
         assert ran.returncode == 0, ran.stderr
         return ran.stdout.strip()
