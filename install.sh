@@ -21,7 +21,8 @@ Usage: install.sh [OPTIONS]
 
 Find a Python >= 3.9, create a virtual environment, install setup-env into it and print the
 PyTorch install plan for this machine. With --install-torch, also install that PyTorch and
-verify it. Running it again changes nothing.
+verify it. Running it again changes nothing, unless this checkout's code changed since it was
+installed (a pull, an edit): then setup-env is installed again from it.
 
 Options:
   --venv DIR         virtual environment to create or reuse (default: .venv)
@@ -247,15 +248,42 @@ esac
 HERE=$(cd "$HERE" && pwd)
 SOURCE=
 SOURCE_VERSION=
+CHECKOUT=0
 if [ -n "$FROM" ]; then
 	SOURCE=$FROM
 elif [ -f "$HERE/install.sh" ] && [ -f "$HERE/pyproject.toml" ] &&
 	grep -q '^name = "setup-env"' "$HERE/pyproject.toml"; then
 	SOURCE=$HERE
 	SOURCE_VERSION=$(sed -n 's/^version = "\([^"]*\)".*/\1/p' "$HERE/pyproject.toml" | sed -n 1p)
+	CHECKOUT=1
 else
 	SOURCE=setup-env
 fi
+# What was installed from where: the sha256 of the checkout's code as it was installed (see
+# source_hash), written after each install. The version says nothing: it is 0.1.0 from one
+# commit to the next, so a `git pull` or an edit would otherwise keep the old code.
+STAMP="$VENV/.setup-env-source"
+
+# source_hash DIR: the sha256 of what an install of the checkout DIR puts in the venv: the build
+# files (pyproject.toml; setup.py, setup.cfg, MANIFEST.in where present) and every file under
+# setup_env/ (code and data), names and contents, caches (__pycache__, *.pyc) left out.
+source_hash() {
+	"$FOUND" - "$1" <<'EOF'
+import hashlib, os, sys
+root = sys.argv[1]
+names = [n for n in ("pyproject.toml", "setup.py", "setup.cfg", "MANIFEST.in")
+         if os.path.isfile(os.path.join(root, n))]
+for top, dirs, files in os.walk(os.path.join(root, "setup_env")):
+    dirs[:] = [d for d in dirs if d != "__pycache__" and not d.endswith(".egg-info")]
+    names += [os.path.relpath(os.path.join(top, f), root) for f in files
+              if not f.endswith((".pyc", ".pyo"))]
+digest = hashlib.sha256()
+for name in sorted(n.replace(os.sep, "/") for n in names):
+    with open(os.path.join(root, name), "rb") as f:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(f.read()).digest())
+print(digest.hexdigest())
+EOF
+}
 
 # --- checks --------------------------------------------------------------------------------
 
@@ -359,13 +387,26 @@ else
 fi
 
 INSTALLED=
+INSTALLED_FROM=
 if [ "$NEW_VENV" = 0 ]; then
 	INSTALLED=$("$VENV_PY" -c 'from importlib.metadata import version; print(version("setup-env"))' 2>/dev/null || true)
+	if [ -f "$STAMP" ]; then
+		INSTALLED_FROM=$(sed -n 1p "$STAMP")
+	fi
 fi
+SOURCE_HASH=
+if [ "$CHECKOUT" = 1 ]; then
+	SOURCE_HASH=$(source_hash "$SOURCE") || SOURCE_HASH=
+fi
+# A checkout is installed again whenever its code is not what was installed from it; setup-env
+# from PyPI (install.sh outside a checkout) is kept once there; --from always installs.
 NEED_INSTALL=1
-if [ -n "$INSTALLED" ] && [ -z "$FROM" ] &&
-	{ [ -z "$SOURCE_VERSION" ] || [ "$INSTALLED" = "$SOURCE_VERSION" ]; }; then
-	NEED_INSTALL=0
+if [ -n "$INSTALLED" ] && [ -z "$FROM" ]; then
+	if [ "$CHECKOUT" = 0 ]; then
+		NEED_INSTALL=0
+	elif [ -n "$SOURCE_HASH" ] && [ "$INSTALLED_FROM" = "$SOURCE_HASH" ]; then
+		NEED_INSTALL=0
+	fi
 fi
 
 # The network, before anything is created: a machine that cannot reach the index is left as is.
@@ -392,19 +433,38 @@ else
 fi
 
 if [ "$NEED_INSTALL" = 0 ]; then
-	say "already set up: setup-env $INSTALLED in $VENV"
+	if [ "$CHECKOUT" = 1 ]; then
+		say "already set up: setup-env $INSTALLED in $VENV, installed from $SOURCE as it is now"
+	else
+		say "already set up: setup-env $INSTALLED in $VENV"
+	fi
 else
-	if [ -n "$INSTALLED" ]; then
+	if [ -n "$INSTALLED" ] && [ "$CHECKOUT" = 1 ]; then
+		say "the code in $SOURCE is not what setup-env $INSTALLED in $VENV was installed from: installing it again"
+	elif [ -n "$INSTALLED" ]; then
 		say "replacing setup-env $INSTALLED in $VENV with $SOURCE${SOURCE_VERSION:+ ($SOURCE_VERSION)}"
+	fi
+	# Forget what was installed before installing: an install that fails half-way is redone.
+	if [ "$DRY_RUN" = 0 ] && [ -f "$STAMP" ]; then
+		: >"$STAMP"
 	fi
 	status=0
 	if [ -n "$UV" ]; then
-		run "$UV" pip install --python "$VENV_PY" ${FIND_LINKS:+--no-index --find-links "$FIND_LINKS"} "$SOURCE" || status=$?
+		# uv reuses its build of a folder until pyproject.toml changes: build this one anew.
+		run "$UV" pip install --python "$VENV_PY" --reinstall-package setup-env ${FIND_LINKS:+--no-index --find-links "$FIND_LINKS"} "$SOURCE" || status=$?
 	else
+		# pip builds and installs a folder anew every time, whatever its version says.
 		run "$VENV_PY" -m pip install --disable-pip-version-check ${FIND_LINKS:+--no-index --find-links "$FIND_LINKS"} "$SOURCE" || status=$?
 	fi
 	if [ "$status" != 0 ]; then
 		die 15 "installing setup-env from $SOURCE into $VENV failed (exit $status): see the installer's message above"
+	fi
+	if [ "$DRY_RUN" = 1 ]; then
+		:
+	elif [ -n "$SOURCE_HASH" ]; then
+		printf '%s\n%s\n' "$SOURCE_HASH" "$SOURCE" >"$STAMP"
+	else
+		printf 'none\n%s\n' "$SOURCE" >"$STAMP"
 	fi
 fi
 

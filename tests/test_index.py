@@ -326,3 +326,80 @@ def test_snapshot_offline_asks_each_host_once() -> None:
     assert [e.kind for e in snap.errors] == ["unreachable"] * 5
     assert sum("skipped" in e.detail for e in snap.errors) == 4
     assert time.monotonic() - start < 3
+
+
+# --- answers of the wrong kind are refused (issue 17) --------------------------------------------
+
+
+def test_pep503_page_for_another_project_is_refused() -> None:
+    """PyPI's torchaudio page ("Links for torchaudio") where torch's was asked."""
+    with pytest.raises(index.IndexFetchError, match="a page for 'torchaudio', not 'torch'") as info:
+        index.parse_pep503((FIX / "pypi-torchaudio.html").read_bytes(), "torch", "u")
+    assert info.value.kind == "wrong-kind"
+
+
+def test_pep691_page_for_another_project_is_refused() -> None:
+    body = (FIX / "pypi-torchvision.json").read_bytes()
+    with pytest.raises(index.IndexFetchError, match="'torchvision', not 'torch'") as info:
+        index.parse_pep691(body, "torch", "u")
+    assert info.value.kind == "wrong-kind"
+
+
+def test_a_page_cut_short_is_refused(server: Any) -> None:
+    """A page that stops before ``</html>`` (honest Content-Length: the transport can't tell)."""
+    answer = index.Fetcher(timeout=5).get(f"{server.url}/cut/whl/cu130/torch/")
+    with pytest.raises(index.IndexFetchError, match="cut short") as info:
+        index.read_answer(answer, "torch")
+    assert info.value.kind == "wrong-kind"
+
+
+def test_html_where_pep691_json_was_asked_is_refused(server: Any) -> None:
+    """The captured cpu variant page served where PyPI's JSON was asked: read as PEP 503 it
+    would give PyPI's facts from another page."""
+    answer = index.Fetcher(timeout=5).get(f"{server.url}/html/simple/torch/", index.PEP691_JSON)
+    assert answer.content_type == "text/html"
+    assert index.read_answer(answer, "torch").wheels  # a valid PEP 503 page, as such
+    with pytest.raises(index.IndexFetchError, match="text/html where PEP 691 JSON") as info:
+        index.read_answer(answer, "torch", expect="json")
+    assert info.value.kind == "wrong-kind"
+
+
+def test_a_pypi_page_with_local_labels_is_not_pypi() -> None:
+    cpu = index.parse_pep503((FIX / "whl/cpu/torch/index.html").read_bytes(), "torch", "u")
+    with pytest.raises(index.IndexFetchError, match=r"\(\+cpu\), which PyPI never serves"):
+        index.check_pypi(cpu)
+    index.check_pypi(index.parse_pep691((FIX / "pypi-torch.json").read_bytes(), "torch"))
+
+
+def test_snapshot_asks_pypi_for_json_only(server: Any) -> None:
+    before = len(server.requests)
+    snap = index.fetch_snapshot(
+        pypi_url=f"{server.url}/html/simple", index_url=None, timeout=5, variants=[]
+    )
+    asked = server.requests[before:]
+    assert [a for _, a in asked] == [index.PEP691_JSON] * 3
+    assert snap.pypi == {} and [e.kind for e in snap.errors] == ["wrong-kind"] * 3
+
+
+# --- one deadline for a whole snapshot (issue 17) -----------------------------------------------
+
+
+def test_snapshot_one_deadline_for_every_page() -> None:
+    """Each answer takes 1 s; a 1.5 s deadline reads the first page, cuts the second off at the
+    deadline and asks none of the rest (before: 1.5 s per page, 5 pages, ~5 s)."""
+    with loopback.LoopbackServer() as srv:
+        srv.delay_seconds = 1.0
+        start = time.monotonic()
+        snap = index.fetch_snapshot(
+            pypi_url=f"{srv.url}/delay/simple",
+            index_url=f"{srv.url}/delay/whl",
+            variants=["cu130", "cpu"],
+            timeout=1.5,
+        )
+        took = time.monotonic() - start
+        asked = len(srv.requests)
+    assert took < 2.5, took
+    assert set(snap.pypi) == {"torch"} and asked == 2
+    assert [e.kind for e in snap.errors] == ["deadline"] * 4
+    assert "no answer before the deadline of 1.5 s" in snap.errors[0].detail
+    assert all("not asked" in e.detail for e in snap.errors[1:])

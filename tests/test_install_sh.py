@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,10 @@ def _old_python(version: str) -> str:
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the checkout: install.sh beside pyproject.toml and the package."""
-    dest = tmp_path_factory.mktemp("checkout") / "setup-env"
+    return copy_checkout(tmp_path_factory.mktemp("checkout") / "setup-env")
+
+
+def copy_checkout(dest: Path) -> Path:
     dest.mkdir()
     for name in ("install.sh", "pyproject.toml", "README.md", "LICENSE"):
         if (ROOT / name).exists():
@@ -296,6 +300,70 @@ def test_real_install_then_second_run_changes_nothing(checkout: Path, tmp_path: 
     steps = [line for line in second.stdout.splitlines() if line.startswith("+ ")]
     assert not any("pip install" in s or "-m venv" in s for s in steps), steps
     assert snapshot() == before
+
+
+def venv_files(venv: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(venv)): (p.lstat().st_mtime_ns, p.lstat().st_size)
+        for p in venv.rglob("*")
+    }
+
+
+@pytest.mark.slow
+def test_a_run_after_the_code_changed_installs_it_again(tmp_path: Path) -> None:
+    """Issue 17: the version is 0.1.0 from one commit to the next, and a second run after a
+    `git pull` said "already set up" and kept the old code. Install; edit a source file, as a
+    pull would; run again: the new code runs. Run once more: nothing changes, and fast. A file
+    added to the package (a pull bringing a module) is a change too."""
+    src = copy_checkout(tmp_path / "setup-env")
+    path = toolbin(tmp_path, {"python3": GOOD_PYTHON})
+    venv = tmp_path / "env"
+    args = ["--venv", str(venv)]
+    first = run_sh(src / "install.sh", args, path, tmp_path)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+
+    def marker() -> str:
+        """What the venv's setup_env says (never a PYTHONPATH's copy: the venv's own)."""
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        ran = subprocess.run(
+            [str(venv / "bin" / "python"), "-c",
+             "import setup_env; print(getattr(setup_env, 'EDITED_AFTER_INSTALL', 'old code'))"],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        return ran.stdout.strip()
+
+    assert marker() == "old code"
+    init = src / "setup_env" / "__init__.py"
+    init.write_text(init.read_text() + '\nEDITED_AFTER_INSTALL = "new code"\n')
+    second = run_sh(src / "install.sh", args, path, tmp_path)
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    assert "already set up" not in second.stdout
+    assert (
+        f"the code in {src} is not what setup-env 0.1.0 in {venv} was installed from: "
+        "installing it again"
+    ) in second.stdout
+    assert f"+ {venv}/bin/python -m pip install --disable-pip-version-check {src}" in second.stdout
+    assert marker() == "new code"
+
+    before = venv_files(venv)
+    start = time.monotonic()
+    third = run_sh(src / "install.sh", args, path, tmp_path)
+    took = time.monotonic() - start
+    assert third.returncode == 0, third.stderr
+    assert f"already set up: setup-env 0.1.0 in {venv}, installed from {src} as it is now" in (
+        third.stdout
+    )
+    steps = [line for line in third.stdout.splitlines() if line.startswith("+ ")]
+    assert steps == [f"+ {venv}/bin/setup-env plan"]
+    assert venv_files(venv) == before
+    assert took < 15, took  # the plan and two Python starts (~1 s here); an install takes ~10 s
+
+    (src / "setup_env" / "added_by_a_pull.py").write_text("X = 1\n")
+    fourth = run_sh(src / "install.sh", [*args, "--dry-run"], path, tmp_path)
+    assert fourth.returncode == 0, fourth.stderr
+    assert "installing it again" in fourth.stdout and "pip install" in fourth.stdout
+    assert venv_files(venv) == before  # a dry run
 
 
 def test_shellcheck_clean() -> None:

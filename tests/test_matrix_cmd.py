@@ -249,7 +249,8 @@ def test_refresh_check_offline_exit_3(
          str(tmp_path / "m.json"), "--timeout", "2"],
         capsys,
     )  # fmt: skip
-    assert code == 0 and "kept the bundled data" in out and not (tmp_path / "m.json").exists()
+    # issue 17: exit 0 only when every source asked answered (it was 0 offline)
+    assert code == 3 and "kept the bundled data" in out and not (tmp_path / "m.json").exists()
     assert not matrix.user_matrix_path().exists()
 
 
@@ -264,8 +265,12 @@ def test_refresh_writes_validated_copy(
         capsys,
     )  # fmt: skip
     payload = json.loads(out)["matrix"]["refresh"]
-    assert code == 0, payload
+    # issue 17: the captured cu130 page lists 3 of the 10 releases the data holds for cu130, an
+    # incomplete answer: written, exit 4 (it was 0)
+    assert code == 4, payload
     assert payload["written"] == str(target)
+    assert len(payload["incomplete"]) == 1
+    assert "/hostile/whl/cu130/torch/: an incomplete answer" in payload["incomplete"][0]
     doc = json.loads(target.read_text())
     assert matrix.validate(doc) == []
     base = matrix.BUNDLED_PATH.read_text(encoding="utf-8")
@@ -287,8 +292,11 @@ def test_refresh_merges_live_data_and_load_matrix_uses_it(
         capsys,
     )  # fmt: skip
     target = matrix.user_matrix_path()
-    assert code == 0, out + err
+    # issue 17: the captured cu130 and cu126 pages list a few of the releases the data holds for
+    # them: incomplete answers, so exit 4 (it was 0) and nothing they lack is removed
+    assert code == 4, out + err
     assert f"wrote {target}" in out and "note:" not in err  # it is the copy in use now
+    assert "incomplete: " in out and "/whl/cu130/torch/: an incomplete answer" in out
     doc = json.loads(target.read_text())
     assert matrix.validate(doc) == []
     m = matrix.load_matrix()
@@ -304,9 +312,11 @@ def test_refresh_merges_live_data_and_load_matrix_uses_it(
     cu130 = m.release("2.13.0").index[V("cu130")]  # type: ignore[union-attr]
     assert set(cu130) == {"linux_x86_64", "linux_aarch64", "windows_x86_64"}
     assert all(a.verified and "/whl/cu130/torch/" in a.source for a in cu130.values())
-    # ... and has no 2.12.0 wheel: the page, once read, decides
+    # ... and has no 2.12.0 wheel: an incomplete page does not decide that (issue 17; before,
+    # "the page, once read, decides" dropped the verified row)
     assert V("cu130") in base.release("2.12.0").index  # type: ignore[union-attr]
-    assert V("cu130") not in m.release("2.12.0").index  # type: ignore[union-attr]
+    assert m.release("2.12.0").index[V("cu130")] == base.release("2.12.0").index[V("cu130")]  # type: ignore[union-attr]
+    assert "torch+cu130: " in out and "2.12.0 (linux_aarch64 linux_x86_64 windows_x86_64)" in out
     # pages not read keep the bundled rows; arch lists and the driver table are kept
     assert m.release("2.13.0").index[V("rocm7.2")] == base.release("2.13.0").index[V("rocm7.2")]  # type: ignore[union-attr]
     assert m.wheel_build("2.14.1", V("cu130"), "linux_x86_64") == base.wheel_build(
@@ -494,6 +504,18 @@ def refresh_cmd(pypi: str, index: str, *extra: str) -> list[str]:
     return ["matrix", "refresh", "--pypi-url", pypi, "--index-url", index, "--timeout", "5", *extra]
 
 
+@pytest.fixture(scope="module")
+def built(server: Any) -> str:
+    """An index whose cu130 page lists every row the bundled data holds for cu130 but 2.12.0's
+    and 2.15.0's Linux rows (pages built from the data: ``loopback.variant_page``): a complete
+    answer that drops one verified release per platform and the unverified 2.15.0 rows."""
+    drop = {("2.12.0", p) for p in ("linux_x86_64", "linux_aarch64", "windows_x86_64")}
+    drop |= {("2.15.0", "linux_x86_64"), ("2.15.0", "linux_aarch64")}
+    page = loopback.variant_page(bundled_doc(), "cu130", drop)
+    server.pages["/built/whl/cu130/torch/"] = (page, "text/html")
+    return f"{server.url}/built/whl"
+
+
 # --- answers with nothing in them: no write, a clear message, exit 3 -----------------------------
 
 
@@ -531,12 +553,10 @@ def test_nothing_usable_writes_nothing(
 
 
 def test_empty_answers_keep_an_existing_copy(
-    server: Any, cache_home: Path, capsys: pytest.CaptureFixture[str]
+    server: Any, built: str, cache_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """An error page must not overwrite a refreshed copy either (byte for byte the same after)."""
-    code, out, err = run(
-        refresh_cmd(f"{server.url}/simple", f"{server.url}/whl", "--variants", "cu130"), capsys
-    )
+    code, out, err = run(refresh_cmd(f"{server.url}/simple", built, "--variants", "cu130"), capsys)
     assert code == 0, out + err
     target = matrix.user_matrix_path()
     before = target.read_bytes()
@@ -559,7 +579,8 @@ def test_an_empty_variant_page_does_not_drop_its_rows(
         capsys,
     )  # fmt: skip
     payload = json.loads(out)["matrix"]["refresh"]
-    assert code == 0 and payload["written"] == str(out_file), payload
+    # issue 17: exit 0 only when every page asked answered; empty pages did not (it was 0)
+    assert code == 4 and payload["written"] == str(out_file), payload
     new, base = matrix.load_matrix(out_file), matrix.load_matrix(matrix.BUNDLED_PATH)
     for rel in base.releases:
         assert new.release(str(rel.version)).index == rel.index  # type: ignore[union-attr]
@@ -570,27 +591,26 @@ def test_an_empty_variant_page_does_not_drop_its_rows(
 
 
 def test_second_refresh_keeps_what_the_first_verified(
-    server: Any, cache_home: Path, capsys: pytest.CaptureFixture[str]
+    server: Any, built: str, cache_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A first refresh reads the cu130 page; a second one reaches PyPI but not the index. The
-    second merges into the first's copy: the cu130 rows the page verified stay as they were, and
-    rows the page had removed (2.12.0's; 2.15.0's unverified '?' rows) do not come back from the
-    bundled data."""
-    code, out, err = run(
-        refresh_cmd(f"{server.url}/simple", f"{server.url}/whl", "--variants", "cu130"), capsys
-    )
+    """A first refresh reads a complete cu130 page; a second one reaches PyPI but not the index.
+    The second merges into the first's copy: the cu130 rows the page verified stay as they were,
+    and rows the page had removed (2.12.0's; 2.15.0's unverified '?' Linux rows) do not come back
+    from the bundled data."""
+    code, out, err = run(refresh_cmd(f"{server.url}/simple", built, "--variants", "cu130"), capsys)
     assert code == 0, out + err
     target = matrix.user_matrix_path()
     first = json.loads(target.read_text())
     bundled = json.loads(matrix.BUNDLED_PATH.read_text())
     assert "cu130" not in first["releases"]["2.12.0"]["index"]
     assert bundled["releases"]["2.15.0"]["index"]["cu130"]["linux_x86_64"]["verified"] is False
-    assert "cu130" not in first["releases"]["2.15.0"]["index"]
+    assert set(first["releases"]["2.15.0"]["index"]["cu130"]) == {"windows_x86_64"}
     code, out, err = run(
         refresh_cmd(f"{server.url}/simple", f"{server.url}/status/500/whl", "--variants", "cu130"),
         capsys,
     )
-    assert code == 0, out + err
+    # issue 17: exit 0 only when every page asked answered; the cu130 page did not (it was 0)
+    assert code == 4, out + err
     second = json.loads(target.read_text())
     for version, row in first["releases"].items():
         assert second["releases"][version]["index"] == row["index"], version
@@ -606,16 +626,14 @@ def test_second_refresh_keeps_what_the_first_verified(
 
 
 def test_a_broken_user_copy_is_not_the_base(
-    server: Any, cache_home: Path, capsys: pytest.CaptureFixture[str]
+    server: Any, built: str, cache_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = matrix.user_matrix_path()
     target.parent.mkdir(parents=True)
     target.write_text('{"schema_version": 1, "releases": [')
     base = refresh.current_copy()
     assert base.origin == "bundled" and "not usable" in base.notes[0]
-    code, out, err = run(
-        refresh_cmd(f"{server.url}/simple", f"{server.url}/whl", "--variants", "cu130"), capsys
-    )
+    code, out, err = run(refresh_cmd(f"{server.url}/simple", built, "--variants", "cu130"), capsys)
     assert code == 0 and "from the bundled data" in out and "not usable" in err
     assert matrix.validate(json.loads(target.read_text())) == []
 

@@ -9,15 +9,21 @@
   CLI). Exit codes, chosen for CI:
 
   ==========================  =====================================================================
-  refresh                     0 written; 0 also when no index could be reached at all (the current
-                              data kept, one-line warning: the tool keeps working offline); 3 the
-                              indexes answered nothing usable (HTTP errors, error pages, empty
-                              listings, 404 from every variant page: nothing written); 1 the live
-                              data did not validate (nothing written)
+  refresh                     0 written, every page asked answered in full; 4 written from what
+                              answered, but a page did not answer (HTTP error, deadline), was
+                              refused (HTML where PEP 691 JSON was asked, another project's page,
+                              a page cut short) or answered incompletely (a stale listing, a page
+                              missing most of its rows): the rows those pages would have replaced
+                              or removed are kept, each page listed; 3 nothing usable answered, or
+                              no index could be reached (nothing written); 1 the live data did not
+                              validate (nothing written)
   refresh --check             0 no drift; 1 drift (listed); 3 no index could be reached, or some
-                              pages failed and no drift was seen in the rest (the check is
-                              incomplete, so it can't say "no drift")
+                              pages failed or were incomplete and no drift was seen in the rest
+                              (the check is incomplete, so it can't say "no drift")
   ==========================  =====================================================================
+
+  ``--timeout`` is one deadline for the whole refresh (default 180 s; one request gets at most
+  20 s of it). Rows removed, rows kept, failed and incomplete pages are listed in the summary.
 
 * ``arches WHEEL_OR_SO...``: the SASS and PTX architectures in the CUDA fat binaries of a library
   or of every library in a wheel (streamed from the zip); exit 2 on an unreadable file.
@@ -60,7 +66,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--variants", metavar="LIST", help="comma-separated variants to read (default: known+next)"
     )
     refresh.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS", help="per request (default 20)"
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="one deadline for the whole refresh (default 180)",
     )
     refresh.add_argument("--check", action="store_true", help="report drift, write nothing")
     refresh.add_argument("--output", metavar="FILE", help="write here instead of the user copy")

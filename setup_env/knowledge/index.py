@@ -10,7 +10,10 @@ Two sources feed ``setup-env matrix refresh``:
                 "size": 111163659, "upload-time": "2025-11-12T15:23:20.009736Z", "url": "https://...",
                 "hashes": {"sha256": "c88d..."}, "yanked": false}, ...]}
 
-  A mirror that only speaks HTML (devpi, Artifactory) answers ``text/html``, read as PEP 503.
+  ``matrix refresh`` takes PyPI's facts only from such a JSON answer (:func:`check_pypi`): an
+  HTML page there (a mirror that only speaks PEP 503, an error page, a PyTorch variant page put
+  behind the PyPI URL) is an answer of the wrong kind and is refused. PyPI never carries a wheel
+  with a local version label (``+cpu``), so a "PyPI" page listing one is refused too.
 * PyTorch's index, ``GET {index}/{variant}/torch/``, a PEP 503 page (HTML only)::
 
     <h1>Links for torch</h1>
@@ -22,8 +25,12 @@ Everything read is validated before it is kept: wheel filenames by
 data (release version ``X.Y.Z``, interpreter and platform tags, variant names), links must be
 ``http(s)`` or relative, answers have a size limit, a content type, and a deadline. A file that
 fails is *rejected* (counted, with the reason), never kept, so nothing an index says can reach a
-printed install command. The HTTP client is ``setup_env.bounded.http_request`` (``http.client``,
-one deadline for the whole exchange).
+printed install command. A whole answer is refused (``IndexFetchError`` kind ``wrong-kind``) when
+it is not what was asked: HTML where PEP 691 JSON was asked, a page whose ``name`` (JSON) or
+``Links for ...`` heading (HTML) names another project, an HTML page cut short (it opens
+``<html>`` and never closes it). The HTTP client is ``setup_env.bounded.http_request``
+(``http.client``, one deadline for the whole exchange); :func:`fetch_snapshot` holds every page
+to one deadline for the whole snapshot.
 
 Nothing here prints: progress goes through a callback the CLI layer passes in.
 """
@@ -46,7 +53,8 @@ PEP691_HTML = "application/vnd.pypi.simple.v1+html"
 ACCEPT = f"{PEP691_JSON}, {PEP691_HTML};q=0.2, text/html;q=0.1"
 DEFAULT_PYPI_URL = "https://pypi.org/simple"
 DEFAULT_INDEX_URL = "https://download.pytorch.org/whl"
-DEFAULT_TIMEOUT = 20.0
+DEFAULT_TIMEOUT = 20.0  # one request, at most (a silent host is given up on after this)
+SNAPSHOT_TIMEOUT = 180.0  # a whole snapshot (~35 pages, ~1 MiB each, on a slow link)
 MAX_BYTES = 16 * 1024 * 1024  # PyPI's torch answer is ~0.4 MiB, a variant page ~1 MiB
 MAX_REDIRECTS = 5
 
@@ -63,7 +71,10 @@ class IndexFetchError(Exception):
     def __init__(self, url: str, kind: str, detail: str) -> None:
         super().__init__(f"{url}: {detail}")
         self.url = url
-        self.kind = kind  # unreachable | timeout | http | too-large | content-type | invalid
+        # unreachable | timeout | http | too-large | content-type | invalid
+        # | wrong-kind (an answer, but not the one asked: HTML for JSON, another project, cut short)
+        # | deadline (not asked, or cut off: the whole snapshot's deadline passed)
+        self.kind = kind
         self.detail = detail
 
     @property
@@ -254,7 +265,11 @@ def parse_pep691(
 
     name = doc.get("name")
     if not isinstance(name, str) or canonicalize_name(name) != canonicalize_name(project):
-        raise IndexFetchError(url, "invalid", f"answer is for project {name!r}, not {project!r}")
+        raise IndexFetchError(
+            url,
+            "wrong-kind",
+            f"answer is for project {bounded.one_line(repr(name), 80)}, not {project!r}",
+        )
     files = doc.get("files")
     if not isinstance(files, list):
         raise IndexFetchError(url, "invalid", "no files list")
@@ -289,11 +304,15 @@ class _Anchors(html.parser.HTMLParser):
         self._current: Optional[dict[str, Optional[str]]] = None
         self._text: list[str] = []
         self.meta_api: Optional[str] = None
+        self.headings: list[str] = []  # the text of <title> and <h1>: "Links for torch"
+        self._heading: Optional[list[str]] = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, Optional[str]]]) -> None:
         if tag == "a":
             self._current = dict(attrs)
             self._text = []
+        elif tag in ("title", "h1"):
+            self._heading = []
         elif tag == "meta":
             a = dict(attrs)
             if a.get("name") == "pypi:repository-version":
@@ -302,11 +321,19 @@ class _Anchors(html.parser.HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._current is not None:
             self._text.append(data)
+        if self._heading is not None:
+            self._heading.append(data)
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "a" and self._current is not None:
             self.anchors.append((self._current, "".join(self._text).strip()))
             self._current = None
+        elif tag in ("title", "h1") and self._heading is not None:
+            self.headings.append(" ".join("".join(self._heading).split()))
+            self._heading = None
+
+
+_LINKS_FOR = re.compile(r"links for (\S+)", re.IGNORECASE)
 
 
 def parse_pep503(
@@ -327,8 +354,21 @@ def parse_pep503(
         raise IndexFetchError(url, "invalid", f"unreadable HTML ({exc})") from None
     if parser.meta_api is not None and not parser.meta_api.startswith("1."):
         raise IndexFetchError(url, "invalid", f"unsupported repository version {parser.meta_api!r}")
-    if not parser.anchors and "<a" not in text.lower() and "<html" not in text.lower():
+    lower = text.lower()
+    if not parser.anchors and "<a" not in lower and "<html" not in lower:
         raise IndexFetchError(url, "invalid", "not an HTML project page")
+    if "<html" in lower and "</html>" not in lower:
+        raise IndexFetchError(url, "wrong-kind", "the page is cut short (it never closes <html>)")
+    for heading in parser.headings:  # PEP 503 pages say "Links for <project>" (PyPI, PyTorch)
+        m = _LINKS_FOR.fullmatch(heading)
+        if m and canonicalize_name(m.group(1)) != canonicalize_name(project):
+            from setup_env import bounded
+
+            raise IndexFetchError(
+                url,
+                "wrong-kind",
+                f"a page for {bounded.one_line(m.group(1), 60)!r}, not {project!r}",
+            )
     listing = Listing(project=canonicalize_name(project), url=url, form="pep503-html")
     for attrs, label in parser.anchors:
         href = attrs.get("href") or ""
@@ -381,13 +421,24 @@ class Fetcher:
     def close(self) -> None:
         pass  # one connection per request, closed when it is done
 
-    def get(self, url: str, accept: str = ACCEPT) -> Answer:
+    def get(self, url: str, accept: str = ACCEPT, *, within: Any = None) -> Answer:
+        """``within``: a ``bounded.Deadline`` this request must also end by (a whole snapshot's):
+        the request gets what is left of it when that is less than ``timeout``."""
         from setup_env import bounded
 
         start = time.monotonic()
         if not _safe_link(url) or not urllib.parse.urlsplit(url).scheme:
             raise IndexFetchError(url, "invalid", "only http:// and https:// URLs can be fetched")
-        deadline = bounded.Deadline(self.timeout)
+        seconds = self.timeout
+        outer: Optional[bounded.Deadline] = within
+        if outer is not None:
+            left = outer.left()
+            if left <= 0:
+                raise IndexFetchError(
+                    url, "deadline", f"not asked: the deadline of {outer.seconds:g} s had passed"
+                )
+            seconds = min(seconds, left)
+        deadline = bounded.Deadline(seconds)
         headers = {"Accept": accept, "User-Agent": self.user_agent}
         current = url
         for _hop in range(MAX_REDIRECTS + 1):
@@ -396,6 +447,11 @@ class Fetcher:
                     current, deadline, headers=headers, max_bytes=self.max_bytes
                 )
             except bounded.HttpError as exc:
+                # the whole deadline ran out, not this host's patience: not a dead host
+                if exc.kind == "timeout" and outer is not None and outer.left() <= 0.05:
+                    raise IndexFetchError(
+                        url, "deadline", f"no answer before the deadline of {outer.seconds:g} s"
+                    ) from None
                 raise IndexFetchError(url, _KINDS.get(exc.kind, "invalid"), exc.detail) from None
             if resp.status in (301, 302, 303, 307, 308) and resp.headers.get("location"):
                 target = urllib.parse.urljoin(current, resp.headers["location"].strip())
@@ -425,15 +481,43 @@ _KINDS = {
 }
 
 
-def read_answer(answer: Answer, project: str, *, allow_prerelease: bool = False) -> Listing:
-    """Parse an answer by its content type (PEP 691 JSON, or PEP 503 / PEP 691 HTML)."""
+def read_answer(
+    answer: Answer, project: str, *, allow_prerelease: bool = False, expect: str = "any"
+) -> Listing:
+    """Parse an answer by its content type (PEP 691 JSON, or PEP 503 / PEP 691 HTML).
+
+    ``expect="json"``: only PEP 691 JSON was asked for (PyPI's facts come from nothing else); an
+    HTML answer is refused (``wrong-kind``) instead of read."""
     if answer.content_type == PEP691_JSON or answer.content_type == "application/json":
         return parse_pep691(answer.body, project, answer.url, allow_prerelease=allow_prerelease)
+    if expect == "json":
+        from setup_env import bounded
+
+        got = bounded.one_line(answer.content_type or "(no content type)", 60)
+        kind = "wrong-kind" if answer.content_type in (PEP691_HTML, "text/html") else "content-type"
+        raise IndexFetchError(
+            answer.url, kind, f"answered {got} where PEP 691 JSON ({PEP691_JSON}) was asked"
+        )
     if answer.content_type in (PEP691_HTML, "text/html"):
         return parse_pep503(answer.body, project, answer.url, allow_prerelease=allow_prerelease)
     raise IndexFetchError(
         answer.url, "content-type", f"unexpected content type {answer.content_type or '(none)'!r}"
     )
+
+
+def check_pypi(listing: Listing) -> None:
+    """IndexFetchError (``wrong-kind``) when ``listing`` cannot be PyPI's: PyPI refuses uploads
+    with a local version label, so a page with ``torch-2.13.0+cpu-...`` wheels is another index's
+    page (a PyTorch variant page behind the PyPI URL), not PyPI's facts."""
+    labels = sorted({w.variant for w in listing.wheels if w.variant is not None})
+    if labels:
+        shown = ", ".join(f"+{v}" for v in labels[:3]) + (", ..." if len(labels) > 3 else "")
+        raise IndexFetchError(
+            listing.url,
+            "wrong-kind",
+            f"lists wheels with a local version label ({shown}), which PyPI never serves: "
+            "not a PyPI project page",
+        )
 
 
 def project_url(base: str, project: str, variant: Optional[str] = None) -> str:
@@ -479,32 +563,50 @@ def fetch_snapshot(
     index_url: Optional[str] = DEFAULT_INDEX_URL,
     variants: Iterable[str] = (),
     packages: Iterable[str] = PACKAGES,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float = SNAPSHOT_TIMEOUT,
     max_bytes: int = MAX_BYTES,
     progress: Optional[Progress] = None,
     fetcher: Optional[Fetcher] = None,
+    deadline: Any = None,
 ) -> Snapshot:
     """Fetch PyPI's pages for ``packages`` and PyTorch's torch page for each variant.
 
-    A host that cannot be reached at all (DNS, refused, timeout) is not asked again in the same
-    run, so an offline refresh ends after one timeout per host, not one per page.
+    ``timeout`` (or ``deadline``, a ``bounded.Deadline`` the caller already started) is one
+    deadline for the whole snapshot: each request gets what is left of it, at most
+    ``DEFAULT_TIMEOUT``; once it has passed, the pages not yet asked are not asked (each is an
+    error of kind ``deadline``). A host that cannot be reached at all (DNS, refused, timeout) is
+    not asked again in the same run. PyPI's pages are asked for PEP 691 JSON and refused in any
+    other form (:func:`read_answer`, :func:`check_pypi`).
     """
+    from setup_env import bounded
+
     say = progress or (lambda _m: None)
     snap = Snapshot()
+    until: bounded.Deadline = deadline if deadline is not None else bounded.Deadline(timeout)
     own = fetcher is None
-    client = fetcher or Fetcher(timeout=timeout, max_bytes=max_bytes)
+    client = fetcher or Fetcher(timeout=min(DEFAULT_TIMEOUT, until.seconds), max_bytes=max_bytes)
     dead_hosts: set[str] = set()
 
-    def fetch(url: str, project: str) -> Optional[Listing]:
+    def fetch(url: str, project: str, pypi: bool) -> Optional[Listing]:
+        """The listing of ``url``; None after recording why there is none (a 404 of a variant
+        page is recorded by the caller, from the error it gets)."""
         host = urllib.parse.urlsplit(url).netloc
+        if until.left() <= 0:
+            detail = f"not asked: the deadline of {until.seconds:g} s had passed"
+            snap.errors.append(IndexFetchError(url, "deadline", detail))
+            return None
         if host in dead_hosts:
             snap.errors.append(IndexFetchError(url, "unreachable", "skipped: host unreachable"))
             return None
         try:
-            answer = client.get(url)
+            answer = client.get(url, PEP691_JSON if pypi else ACCEPT, within=until)
             snap.fetched += 1
-            listing = read_answer(answer, project)
+            listing = read_answer(answer, project, expect="json" if pypi else "any")
+            if pypi:
+                check_pypi(listing)
         except IndexFetchError as exc:
+            if not pypi and exc.kind == "http" and exc.detail.startswith("HTTP 404"):
+                raise
             if exc.unreachable:
                 dead_hosts.add(host)
             snap.errors.append(exc)
@@ -519,38 +621,19 @@ def fetch_snapshot(
 
     try:
         for project in packages:
-            listing = fetch(project_url(pypi_url, project), project)
+            listing = fetch(project_url(pypi_url, project), project, pypi=True)
             if listing is not None:
                 snap.pypi[listing.project] = listing
-        if index_url:
-            for variant in variants:
-                url = project_url(index_url, "torch", variant)
-                host = urllib.parse.urlsplit(url).netloc
-                if host in dead_hosts:
-                    snap.errors.append(
-                        IndexFetchError(url, "unreachable", "skipped: host unreachable")
-                    )
-                    continue
-                try:
-                    answer = client.get(url)
-                    snap.fetched += 1
-                    listing = read_answer(answer, "torch")
-                except IndexFetchError as exc:
-                    if exc.kind == "http" and exc.detail.startswith("HTTP 404"):
-                        snap.absent_variants.append(variant)
-                        say(f"  {url}: not published (404)")
-                        continue
-                    if exc.unreachable:
-                        dead_hosts.add(host)
-                    snap.errors.append(exc)
-                    say(f"  {url}: {exc.detail}")
-                    continue
+        for variant in variants if index_url else ():
+            url = project_url(index_url or "", "torch", variant)
+            try:
+                listing = fetch(url, "torch", pypi=False)
+            except IndexFetchError:  # 404: the index has no page for this variant
+                snap.absent_variants.append(variant)
+                say(f"  {url}: not published (404)")
+                continue
+            if listing is not None:
                 snap.variants[variant] = listing
-                say(
-                    f"  {url}: {len(listing.wheels)} wheels"
-                    + (f", {len(listing.rejected)} rejected" if listing.rejected else "")
-                    + f" ({human_size(len(answer.body))}, {answer.elapsed:.1f} s)"
-                )
     finally:
         if own:
             client.close()

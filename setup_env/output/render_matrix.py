@@ -23,7 +23,18 @@ def json_doc(action: str, payload: Any) -> str:
 
 
 def refresh_text(result: RefreshResult) -> str:
-    return "\n".join([*(f"  drift: {c}" for c in result.drift), result.message])
+    """Drift, then every row removed, every page that failed or answered incompletely and what
+    was kept for it, then the one-line verdict."""
+    return "\n".join(
+        [
+            *(f"  drift: {c}" for c in result.drift),
+            *(f"  removed: {c}" for c in result.removed),
+            *(f"  failed: {c}" for c in result.failed),
+            *(f"  incomplete: {c}" for c in result.incomplete),
+            *(f"  kept: {c}" for c in result.kept),
+            result.message,
+        ]
+    )
 
 
 def arches_text(payload: dict[str, Any], style: Style, verbose: int = 0) -> str:
