@@ -130,6 +130,16 @@ def run(args: argparse.Namespace) -> int:
     from setup_env.act import launchers
     from setup_env.output import render
 
+    if args.output:
+        # Asked before any document is read or any script written: nothing is worked on for a
+        # path that can't be written.
+        from setup_env import bounded
+
+        try:
+            bounded.check_writable(args.output)
+        except bounded.WriteFailed as exc:
+            message = f"cannot write {args.output}: {exc.detail}"
+            return render.fail("fleet", "bad-input", message, ExitCode.USAGE, args.json)
     if args.action == "report":
         return _report(args)
     try:
