@@ -12,6 +12,8 @@ cap and a deadline; every file setup-env writes goes out through here too
 * :func:`read_stdin` and :func:`read_terminal_line`: standard input, with a cap.
 * :func:`write_file` replaces a file atomically, :func:`append_file` appends to one; both
   refuse a FIFO, a device or a folder with a clear error instead of blocking or writing there.
+  :func:`check_writable` asks the same before anything is written (a command refuses an output
+  path it could not use before it starts working).
 * :func:`run` starts a command in its own process group (session), reads its output as it
   comes with a cap, and kills the whole group on timeout, on too much output and when it ends
   (a wrapper's ``sleep`` or a forked helper does not outlive it, nor keep our pipes open).
@@ -169,6 +171,52 @@ def parse_json(
         raise InputError(f"{what} is not JSON ({one_line(str(exc), 120)})") from None
     check_shape(doc, what, max_depth)
     return doc
+
+
+def parse_json_documents(
+    data: bytes | str,
+    what: str = "the file",
+    *,
+    max_bytes: int | None = None,
+    max_depth: int = MAX_JSON_DEPTH,
+    allow_nan: bool = False,
+) -> tuple[list[Any], str | None]:
+    """The JSON documents written one after another in ``data`` (a pod's log: its check
+    document, then its all-reduce document; whitespace between them), each parsed within the
+    bounds of :func:`parse_json`. Returns the documents read and, when the rest could not be
+    read, why (one line): what came before a truncated or broken document is kept. Empty
+    ``data`` is no documents and no error; ``data`` that is not text is an error."""
+    if max_bytes is not None and len(data) > max_bytes:
+        raise InputError(f"{what} is larger than {max_bytes} bytes")
+    try:
+        text = decode_text(data, what) if isinstance(data, bytes) else data.lstrip("\ufeff")
+    except InputError:
+        raise InputError(f"{what} is not JSON (not UTF-8 or UTF-16 text)") from None
+    if allow_nan:
+        decoder = json.JSONDecoder(parse_int=_parse_int)
+    else:
+        decoder = json.JSONDecoder(parse_int=_parse_int, parse_constant=_parse_constant)
+    docs: list[Any] = []
+    at, end = 0, len(text)
+    while True:
+        while at < end and text[at] in " \t\r\n":
+            at += 1
+        if at >= end:
+            return docs, None
+        where = f"{what} (document {len(docs) + 1})" if docs else what
+        try:
+            doc, at = decoder.raw_decode(text, at)
+        except InputError as exc:  # an integer too long, NaN where it is refused
+            return docs, f"{where} is not JSON ({exc})"
+        except RecursionError:
+            return docs, f"{where} nests deeper than {max_depth} levels"
+        except ValueError as exc:  # JSONDecodeError, and int/str conversion limits
+            return docs, f"{where} is not JSON ({one_line(str(exc), 120)})"
+        try:
+            check_shape(doc, where, max_depth)
+        except InputError as exc:
+            return docs, str(exc)
+        docs.append(doc)
 
 
 # --- files -----------------------------------------------------------------------------------
@@ -443,6 +491,41 @@ def write_file(
         if isinstance(exc, OSError) and not isinstance(exc, WriteFailed):
             raise WriteFailed(name, exc.strerror or str(exc)) from None
         raise
+
+
+def check_writable(
+    path: str | os.PathLike[str], *, append: bool = False, create_folders: bool = False
+) -> None:
+    """Raise WriteFailed, with the reason, when :func:`write_file` (``append``:
+    :func:`append_file`) could not write at ``path``; nothing is created or changed. Asked
+    before a command works, so an output path it can't use costs nothing (a check of minutes,
+    then "cannot write"). Fine: a regular file that may be written (for ``write_file`` also
+    one in a folder that may be written: it is replaced), or no file yet in an existing folder
+    that may be written (``create_folders``: or in folders the caller will create, under the
+    nearest existing one, which must be writable). Refused: a folder, a FIFO, a device, a
+    missing folder, no permission. A link is judged by its target, as the writers write
+    through it."""
+    name = str(path)
+    target = os.path.realpath(path)
+    st = _existing(name, target)
+    folder = os.path.dirname(target) or os.sep
+    if st is not None and os.access(target, os.W_OK):
+        return
+    if st is None and create_folders:
+        while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
+            folder = os.path.dirname(folder)
+    try:
+        folder_st = os.stat(folder)
+    except FileNotFoundError:
+        raise WriteFailed(name, f"no folder {folder}") from None
+    except OSError as exc:
+        raise WriteFailed(name, exc.strerror or str(exc)) from None
+    if not stat.S_ISDIR(folder_st.st_mode):
+        raise WriteFailed(name, f"{folder} is not a folder")
+    if st is not None and append:
+        raise WriteFailed(name, "permission denied")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise WriteFailed(name, f"permission denied in {folder}")
 
 
 def _write_in_place(name: str, target: str, payload: bytes, fsync: bool) -> None:

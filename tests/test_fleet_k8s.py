@@ -77,9 +77,10 @@ def test_indexed_job_one_pod_per_gpu_node(capsys: pytest.CaptureFixture[str]) ->
     script = container["command"][2]
     assert "--rdzv-endpoint setup-env-fleet-0.setup-env-fleet:29500" in script
     assert "--nnodes 16" in script
-    # Results: the pod's log is the check document; also a file per node on the volume.
+    # Results: the pod's log is its documents (check, all-reduce, its record of both); also a
+    # file per node on the volume.
     assert pod["volumes"] == [{"name": "results", "persistentVolumeClaim": {"claimName": "r"}}]
-    assert 'cp /tmp/check.json "/results/$(hostname).json"' in script
+    assert 'cp /tmp/node.json "/results/$(hostname).json"' in script
 
 
 def test_validator_catches_what_is_wrong(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,5 +1,9 @@
 """`setup-env fleet slurm`: the sbatch script it writes runs for real on a one-node SLURM cluster
-that this test starts (Debian's slurm-wlm and munge; `.ci/run` installs them).
+that this test starts (Debian's slurm-wlm and munge; `.ci/run` installs them): a job that passes,
+one whose all-reduce loses a rank, one stopped at a one-minute time limit (each counted in the
+report the job leaves). What one node can't show (a node that never reports, three nodes, a
+TERM or a SIGKILL at a chosen moment) runs the same script under real bash with srun and
+scontrol replaced (below); the Kubernetes pod's script runs under sh the same way.
 
 The cluster lives in a temporary folder: its own munge key and socket, slurm.conf with free
 ports, state, spool and logs, so it touches nothing of the machine's own configuration; the test
@@ -9,8 +13,10 @@ stops the daemons it started by their process ids. Needs root (slurmd runs jobs 
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -19,6 +25,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,28 +145,41 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
                 os.kill(pid, signal.SIGTERM)
 
 
+def submit(
+    cluster: dict[str, str], tmp_path: Path, exe: str, *flags: str, timeout: float = 540
+) -> tuple[int, Path, str]:
+    """Write the script with ``fleet slurm`` (``exe`` the setup-env on the node), submit it and
+    wait for the job: its exit code, its output folder and its log."""
+    script = tmp_path / "fleet.sbatch"
+    out_dir = f"{tmp_path}/out-$SLURM_JOB_ID"
+    argv = ["--nodes", "1", "--partition", "test", "--setup-env", exe, "--out-dir", out_dir]
+    assert main(["fleet", "slurm", *argv, *flags, "-o", str(script)]) == 0
+    env = {**os.environ, "SLURM_CONF": cluster["conf"]}
+    proc = subprocess.run(
+        ["sbatch", "--wait", "--parsable", str(script)],
+        capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    job = proc.stdout.strip().split(";")[0]
+    log = next(tmp_path.glob("setup-env-fleet-*.out"), None)
+    log_text = log.read_text() if log else "(no job log)"
+    return proc.returncode, tmp_path / f"out-{job}", f"{proc.stderr}\n{log_text}"
+
+
+def setup_env_exe() -> Path:
+    exe = Path(sys.executable).with_name("setup-env")
+    assert exe.exists(), exe
+    return exe
+
+
 @pytest.mark.slow
 @pytest.mark.torch
 def test_sbatch_script_runs_on_a_real_one_node_cluster(
     cluster: dict[str, str], tmp_path: Path
 ) -> None:
     pytest.importorskip("torch")
-    exe = Path(sys.executable).with_name("setup-env")
-    assert exe.exists(), exe
-    script = tmp_path / "fleet.sbatch"
-    out_dir = f"{tmp_path}/out-$SLURM_JOB_ID"
-    argv = ["--nodes", "1", "--partition", "test", "--setup-env", str(exe), "--out-dir", out_dir]
-    assert main(["fleet", "slurm", *argv, "-o", str(script)]) == 0
-    env = {**os.environ, "SLURM_CONF": cluster["conf"]}
-    proc = subprocess.run(
-        ["sbatch", "--wait", "--parsable", str(script)],
-        capture_output=True, text=True, timeout=540, env=env, cwd=tmp_path,
-    )  # fmt: skip
-    job = proc.stdout.strip().split(";")[0]
-    log = next(tmp_path.glob("setup-env-fleet-*.out"), None)
-    log_text = log.read_text() if log else "(no job log)"
-    assert proc.returncode == 0, f"{proc.stderr}\n{log_text}"
-    out = tmp_path / f"out-{job}"
+    code, out, log_text = submit(cluster, tmp_path, str(setup_env_exe()))
+    assert code == 0, log_text
+    job = out.name.split("-", 1)[1]
     host = cluster["host"]
     # 1. the node's own check document, written through srun.
     doc = json.loads((out / "nodes" / f"{host}.json").read_text())
@@ -177,6 +197,80 @@ def test_sbatch_script_runs_on_a_real_one_node_cluster(
     assert rep["ok"] is True and [n["name"] for n in rep["nodes"]] == [host]
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert "FLEET OK: 1 node" in log_text
+    # 4. every step counted: the record of the job, the all-reduce in the report.
+    record = json.loads((out / "fleet-job.json").read_text())
+    assert record["expected_nodes"] == 1 and record["nodes"] == [host]
+    assert record["job_id"] == job and record["ended"] == "finished"
+    assert [(s["name"], s["state"], s["rc"]) for s in record["steps"]] == [
+        ("check", "done", 0),
+        ("allreduce", "done", 0),
+    ]
+    assert rep["allreduce"] == [{"node": host, "status": "pass", "message": dist[0]["message"]}]
+    assert rep["missing_count"] == 0 and rep["problems"] == []
+
+
+def wrapper(tmp_path: Path, verify: str) -> str:
+    """A setup-env for the nodes that runs the real one, but ``verify`` as ``verify`` says
+    (bash): how a test breaks the all-reduce step and nothing else."""
+    exe = setup_env_exe()
+    path = tmp_path / "setup-env-on-the-node"
+    path.write_text(f'#!/bin/bash\nif [ "$1" = verify ]; then\n{verify}\nfi\nexec {exe} "$@"\n')
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_a_real_job_whose_allreduce_loses_a_rank_reports_not_ok(
+    cluster: dict[str, str], tmp_path: Path
+) -> None:
+    """The real all-reduce (torchrun, gloo, 2 ranks on the node) with rank 1 dead as it starts
+    (a sitecustomize on the ranks' path exits it): the job exits 1, and its report says so in
+    every format the job writes."""
+    pytest.importorskip("torch")
+    dead = tmp_path / "dead-rank"
+    dead.mkdir()
+    (dead / "sitecustomize.py").write_text(
+        'import os\nif os.environ.get("RANK") == "1":\n    os._exit(7)\n'
+    )
+    verify = f'export PYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{dead}"'
+    code, out, log_text = submit(cluster, tmp_path, wrapper(tmp_path, verify), "--no-verify")
+    assert code == 1, log_text
+    host = cluster["host"]
+    rep = json.loads((out / "report.json").read_text())["fleet"]
+    assert rep["ok"] is False
+    assert [(r["node"], r["status"]) for r in rep["allreduce"]] == [(host, "fail")]
+    assert rep["allreduce"][0]["message"].startswith("torchrun (gloo, 2 per node) failed")
+    assert "all-reduce: failed (exit 1)" in rep["problems"]
+    page = (out / "report.html").read_text()
+    assert '<p class="bad"><b>FLEET NEEDS ATTENTION' in page and "FLEET OK" not in page
+    assert "FLEET NEEDS ATTENTION" in log_text and "FLEET OK" not in log_text
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_a_real_job_stopped_at_its_time_limit_leaves_a_report(
+    cluster: dict[str, str], tmp_path: Path
+) -> None:
+    """A one-minute job whose all-reduce hangs: SLURM's USR1 (--signal) reaches the script
+    before the limit; it stops the step and writes the report, which names the step that did
+    not finish."""
+    pytest.importorskip("torch")
+    exe = wrapper(tmp_path, "exec sleep 600  # an all-reduce that never returns")
+    start = time.monotonic()
+    code, out, log_text = submit(cluster, tmp_path, exe, "--no-verify", "--time", "1")
+    took = time.monotonic() - start
+    assert code == 1, log_text
+    assert took < 60 + 30, f"{took:.0f}s: the script should end before SLURM kills it"
+    record = json.loads((out / "fleet-job.json").read_text())
+    assert record["ended"] == "time-limit", record
+    states = {s["name"]: s["state"] for s in record["steps"]}
+    assert "timed-out" in states.values(), states
+    rep = json.loads((out / "report.json").read_text())["fleet"]
+    assert rep["ok"] is False and "the job reached its time limit" in rep["problems"]
+    assert any("stopped at the job's time limit" in p for p in rep["problems"])
+    assert "FLEET NEEDS ATTENTION" in (out / "report.html").read_text()
+    assert "setup-env fleet: stopped (time-limit)" in log_text
 
 
 def test_script_is_shellcheck_clean(tmp_path: Path) -> None:
@@ -223,3 +317,364 @@ def test_values_land_in_the_script_quoted(capsys: pytest.CaptureFixture[str]) ->
         text = capsys.readouterr().out
         assert expected + "\n" in text
         assert "#SBATCH --nodes=3" in text and "--nnodes 3" in text
+
+
+# --- the script's logic on three nodes, under a stand-in srun ----------------------------------
+#
+# The one-node cluster above can't lose a node. Here the script fleet slurm writes runs under
+# real bash with `srun` and `scontrol` replaced by small scripts on PATH: srun runs the command
+# once per node of $STUB_NODES (in parallel, its output to the file its --output names, %N the
+# node), skips the nodes in $STUB_DEAD (no output, exit 1: what srun does when a node fails),
+# and passes a TERM on to the commands it runs. The setup-env it runs prints each node's check
+# and all-reduce documents from $STUB_DOCS, sleeps for an all-reduce that hangs, and runs the
+# real `fleet report`.
+
+STUB_SRUN = r"""#!/bin/bash
+out="" err=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --output=*) out=${1#--output=} ;;
+    --error=*) err=${1#--error=} ;;
+    --*) ;;
+    *) break ;;
+  esac
+  shift
+done
+rc=0
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; exit 143' TERM
+for node in $STUB_NODES; do
+  case " ${STUB_DEAD:-} " in *" $node "*) rc=1; continue ;; esac
+  STUB_NODE=$node "$@" >"${out//%N/$node}" 2>"${err//%N/$node}" &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do
+  wait "$pid"
+  r=$?
+  if [ "$r" -gt "$rc" ]; then rc=$r; fi
+done
+exit "$rc"
+"""
+
+STUB_SCONTROL = """#!/bin/bash
+[ "$1 $2" = "show hostnames" ] && printf '%s\\n' $STUB_NODES
+"""
+
+STUB_SETUP_ENV = """#!/bin/bash
+case "$1" in
+  check) exec cat "$STUB_DOCS/check-$STUB_NODE.json" ;;
+  verify)
+    if [ -n "${STUB_HANG:-}" ]; then exec sleep 60; fi
+    cat "$STUB_DOCS/verify-$STUB_NODE.json"
+    exit "$(cat "$STUB_DOCS/verify-$STUB_NODE.rc")" ;;
+  fleet) exec "$STUB_PYTHON" -m setup_env "$@" ;;
+esac
+exit 2
+"""
+
+NODES = ("gpu-a", "gpu-b", "gpu-c")
+
+
+@pytest.fixture(scope="module")
+def ready_check() -> dict[str, Any]:
+    """A real check document (the captured H100 host replayed), verdict edited to ready: only
+    the job's steps may make the fleet not OK."""
+    root = Path(__file__).parent / "fixtures" / "hosts" / "ubuntu-h100-590"
+    proc = subprocess.run(
+        [sys.executable, "-m", "setup_env", "check", "--json", "--root", str(root)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    doc["check"]["verdict"]["state"] = "ready"  # the edit
+    return doc
+
+
+def allreduce_result(status: str) -> dict[str, Any]:
+    """The fields of verify's document the report reads (the real one: test_fleet_job.py)."""
+    message = "2 ranks (gloo): all-reduce exact" if status == "pass" else "rank 1 died"
+    checks = [{"name": "distributed", "status": status, "message": message}]
+    return {"schema": "setup-env/verify", "schema_version": 1, "verify": {"checks": checks}}
+
+
+class StubRun:
+    def __init__(self, tmp_path: Path, ready: dict[str, Any], **env: str) -> None:
+        if shutil.which("bash") is None:
+            pytest.skip("needs bash")
+        self.tmp = tmp_path
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        for name, text in (("srun", STUB_SRUN), ("scontrol", STUB_SCONTROL)):
+            (bin_dir / name).write_text(text)
+            (bin_dir / name).chmod(0o755)
+        exe = tmp_path / "setup-env"
+        exe.write_text(STUB_SETUP_ENV)
+        exe.chmod(0o755)
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        for node in NODES:
+            doc = copy.deepcopy(ready)
+            doc["check"]["node"] = {"hostname": node}
+            (docs / f"check-{node}.json").write_text(json.dumps(doc))
+            status = "fail" if node in env.get("STUB_FAIL", "").split() else "pass"
+            (docs / f"verify-{node}.json").write_text(json.dumps(allreduce_result(status)))
+            (docs / f"verify-{node}.rc").write_text("0" if status == "pass" else "1")
+        self.script = tmp_path / "fleet.sbatch"
+        argv = ["fleet", "slurm", "--nodes", "3", "--setup-env", str(exe)]
+        argv += ["--out-dir", f"{tmp_path}/out-$SLURM_JOB_ID", "-o", str(self.script)]
+        assert main(argv) == 0
+        root = str(Path(__file__).resolve().parent.parent)
+        self.env = {
+            **os.environ,
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "PYTHONPATH": root,
+            "SLURM_JOB_ID": "77",
+            "SLURM_JOB_NODELIST": "gpu-[a-c]",
+            "STUB_NODES": " ".join(NODES),
+            "STUB_DOCS": str(docs),
+            "STUB_PYTHON": sys.executable,
+            **env,
+        }
+        self.out = tmp_path / "out-77"
+
+    def start(self) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            ["bash", str(self.script)], env=self.env, cwd=self.tmp, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+    def run(self) -> tuple[int, str]:
+        proc = self.start()
+        try:
+            log, _ = proc.communicate(timeout=120)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        return proc.returncode, log
+
+    def record(self) -> dict[str, Any]:
+        try:
+            doc: dict[str, Any] = json.loads((self.out / "fleet-job.json").read_text())
+        except (OSError, ValueError):
+            return {}
+        return doc
+
+    def report(self, fmt: str) -> tuple[int, str]:
+        flags = ["--json"] if fmt == "json" else ["--format", fmt]
+        paths = [self.out / "fleet-job.json", self.out / "nodes", self.out / "allreduce"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "setup_env", "fleet", "report", *flags, *map(str, paths)],
+            capture_output=True, text=True, timeout=60, env=self.env, check=False,
+        )  # fmt: skip
+        return proc.returncode, proc.stdout
+
+
+def every_format_not_ok(run: StubRun) -> dict[str, Any]:
+    """What the job wrote says not OK (its page and JSON), and so does every format read back."""
+    page = (run.out / "report.html").read_text()
+    assert "FLEET NEEDS ATTENTION" in page and "FLEET OK" not in page
+    written = json.loads((run.out / "report.json").read_text())["fleet"]
+    assert written["ok"] is False
+    for fmt in ("text", "json", "markdown", "html"):
+        code, out = run.report(fmt)
+        assert code == 1 and "FLEET NEEDS ATTENTION" in out and "FLEET OK" not in out, fmt
+    body: dict[str, Any] = written
+    return body
+
+
+def test_stub_fleet_that_passes_every_step_is_ok(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    run = StubRun(tmp_path, ready_check)
+    code, log = run.run()
+    assert code == 0, log
+    assert "FLEET OK: 3 nodes" in log and "all-reduce passed" in log
+    rep = json.loads((run.out / "report.json").read_text())["fleet"]
+    assert rep["ok"] is True and [r["status"] for r in rep["allreduce"]] == ["pass"] * 3
+    assert run.record()["nodes"] == list(NODES) and run.record()["ended"] == "finished"
+
+
+def test_stub_fleet_with_one_failed_allreduce_is_not_ok(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    run = StubRun(tmp_path, ready_check, STUB_FAIL="gpu-b")
+    code, log = run.run()
+    assert code == 1, log
+    rep = every_format_not_ok(run)
+    assert [(r["node"], r["status"]) for r in rep["allreduce"]] == [
+        ("gpu-a", "pass"),
+        ("gpu-b", "fail"),
+        ("gpu-c", "pass"),
+    ]
+    steps = [(s["name"], s["state"], s["rc"]) for s in run.record()["steps"]]
+    assert steps == [("check", "done", 0), ("allreduce", "failed", 1)]
+
+
+def test_stub_fleet_with_a_missing_node_is_not_ok(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    run = StubRun(tmp_path, ready_check, STUB_DEAD="gpu-c")
+    code, log = run.run()
+    assert code == 1, log
+    rep = every_format_not_ok(run)
+    assert rep["missing_nodes"] == ["gpu-c"] and rep["expected_nodes"] == 3
+    assert [n["name"] for n in rep["nodes"]] == ["gpu-a", "gpu-b"]
+    assert "no check document from gpu-c" in log
+
+
+@pytest.mark.parametrize(("sig", "ended", "state"), [
+    (signal.SIGUSR1, "time-limit", "timed-out"),  # SLURM's warning (--signal=B:USR1@...)
+    (signal.SIGTERM, "stopped", "stopped"),  # the kill itself, or scancel
+])  # fmt: skip
+def test_stub_job_told_to_stop_reports_the_step_that_did_not_finish(
+    tmp_path: Path, ready_check: dict[str, Any], sig: int, ended: str, state: str
+) -> None:
+    run = StubRun(tmp_path, ready_check, STUB_HANG="1")
+    proc = run.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            steps = {s["name"]: s["state"] for s in run.record().get("steps", [])}
+            if steps.get("allreduce") == "running":
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the all-reduce never started: {run.record()}")
+        started = time.monotonic()
+        proc.send_signal(sig)
+        log, _ = proc.communicate(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 1, log
+    assert took < 30, f"{took:.0f}s to report after the signal"
+    record = run.record()
+    assert record["ended"] == ended
+    assert [(s["name"], s["state"]) for s in record["steps"]] == [
+        ("check", "done"),
+        ("allreduce", state),
+    ]
+    rep = every_format_not_ok(run)
+    assert rep["problems"][0].startswith("all-reduce: stopped")
+    assert f"setup-env fleet: stopped ({ended})" in log
+
+
+def test_stub_job_killed_outright_still_leaves_a_report_that_is_not_ok(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    # SIGKILL: no trap runs. The report written when the job started says it never finished.
+    run = StubRun(tmp_path, ready_check, STUB_HANG="1")
+    proc = run.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (run.out / "report.json").exists():
+            time.sleep(0.1)
+        while time.monotonic() < deadline:
+            steps = {s["name"]: s["state"] for s in run.record().get("steps", [])}
+            if steps.get("allreduce") == "running":
+                break
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    written = json.loads((run.out / "report.json").read_text())["fleet"]
+    assert written["ok"] is False
+    assert "the job had not finished when this report was made" in written["problems"]
+    # Read again now, the record says how far it got: the all-reduce never finished.
+    code, out = run.report("json")
+    rep = json.loads(out)["fleet"]
+    assert code == 1 and "all-reduce: did not finish" in " ".join(rep["problems"])
+
+
+# --- the Kubernetes pod's script -----------------------------------------------------------------
+
+
+def pod_script(*argv: str) -> str:
+    from setup_env.act import launchers
+
+    options = launchers.K8sOptions(nodes=3, image="img:1", **dict(zip(argv[::2], argv[1::2])))
+    _service, job = launchers.k8s_manifests(options)
+    script: str = job["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    return script
+
+
+def test_pod_script_is_shellcheck_clean(tmp_path: Path) -> None:
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("CI must install shellcheck (.ci/run installs the Debian package)")
+        pytest.skip("shellcheck is not installed here (CI installs it)")
+    script = tmp_path / "pod.sh"
+    script.write_text(pod_script("results_pvc", "r"))
+    proc = subprocess.run(
+        [shellcheck, "--shell=sh", "--severity=style", str(script)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_pod_log_with_a_failed_allreduce_reports_not_ok(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    """The pod's script under sh (its /tmp/ files moved into this test's folder, its setup-env a
+    stand-in that prints a ready check and a failed all-reduce): its log, read as `kubectl logs`
+    would hand it over, is a report that is not OK, with the pod's record of both steps."""
+    if shutil.which("sh") is None:
+        pytest.skip("needs sh")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "check-pod.json").write_text(json.dumps(ready_check))
+    (docs / "verify-pod.json").write_text(json.dumps(allreduce_result("fail")))
+    (docs / "verify-pod.rc").write_text("1")
+    exe = tmp_path / "setup-env"
+    exe.write_text(STUB_SETUP_ENV)
+    exe.chmod(0o755)
+    work = tmp_path / "pod"
+    work.mkdir()
+    script = re.sub(
+        r"/tmp/(?=(check|allreduce|node)\.)", f"{work}/", pod_script("setup_env", str(exe))
+    )
+    env = {**os.environ, "STUB_NODE": "pod", "STUB_DOCS": str(docs)}
+    proc = subprocess.run(
+        ["sh", "-c", script], capture_output=True, text=True, timeout=60, env=env, check=False
+    )
+    assert proc.returncode == 1  # the pod fails: its all-reduce failed
+    log = tmp_path / "fleet-0-x7k2p.json"
+    log.write_text(proc.stdout)
+    out = subprocess.run(
+        [sys.executable, "-m", "setup_env", "fleet", "report", "--json", str(log)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    rep = json.loads(out.stdout)["fleet"]
+    assert rep["ok"] is False and rep["unreadable"] == []
+    assert rep["allreduce"][0]["status"] == "fail"
+    assert rep["expected_nodes"] == 3 and rep["missing_count"] == 2
+    assert [(s["name"], s["state"], s["rc"]) for s in rep["steps"]] == [
+        ("check", "done", 0),
+        ("allreduce", "failed", 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("time_limit", "seconds", "signal_line"),
+    [
+        ("00:30:00", 1800, "#SBATCH --signal=B:USR1@90"),
+        ("5", 300, "#SBATCH --signal=B:USR1@75"),  # SLURM: a bare number is minutes
+        ("1", 60, "#SBATCH --signal=B:USR1@15"),
+        ("2:30", 150, "#SBATCH --signal=B:USR1@37"),  # M:S
+        ("1-12", 129600, "#SBATCH --signal=B:USR1@90"),  # D-H
+        ("0", 0, None),  # no limit: no warning to ask for
+    ],
+)
+def test_the_time_limit_warning_leaves_time_to_report(
+    time_limit: str, seconds: int, signal_line: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from setup_env.act.launchers import time_seconds
+
+    assert time_seconds(time_limit) == seconds
+    assert main(["fleet", "slurm", "--nodes", "2", "--time", time_limit]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("#SBATCH --sig")]
+    assert lines == ([signal_line] if signal_line else [])

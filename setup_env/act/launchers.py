@@ -3,6 +3,14 @@ Kubernetes. Both do the same three things on N nodes: ``setup-env check --json``
 the multi-node all-reduce through ``torchrun`` (``setup-env verify`` with the rendezvous flags it
 already has), and ``setup-env fleet report`` over the documents.
 
+Every step's result lands where ``fleet report`` reads it: each node's check and all-reduce
+documents, and a record of the job (``setup-env/fleet-job``: the node count and names, each
+step's state), so a failed all-reduce or a node that never reported makes the report not OK.
+The SLURM script writes its record before the first step and after each, and traps the signal
+SLURM sends before the time limit (``--signal=B:USR1@...``) and the TERM of a stop: the running
+step is stopped, marked, and the report written. A Kubernetes pod prints its check, its
+all-reduce and its record to its log, one document after another.
+
 Pure: options in, text out. Every value that lands in the script is validated here and quoted
 with :func:`shlex.quote`; nothing from outside is pasted into a shell line unquoted.
 """
@@ -65,6 +73,40 @@ def _out_dir(text: str) -> str:
     return "".join(f'"{p}"' if p.startswith("$") else shlex.quote(p) for p in parts if p)
 
 
+def time_seconds(text: str) -> int:
+    """SLURM's ``--time`` in seconds: M, M:S, H:M:S, D-H, D-H:M or D-H:M:S (0: no limit)."""
+    days, _, rest = text.rpartition("-")
+    parts = [int(p) for p in rest.split(":")]
+    if days:
+        h, m, sec = [*parts, 0, 0][:3]
+        return int(days) * 86400 + h * 3600 + m * 60 + sec
+    if len(parts) == 1:
+        return parts[0] * 60
+    if len(parts) == 2:
+        return parts[0] * 60 + parts[1]
+    return parts[0] * 3600 + parts[1] * 60 + parts[2]
+
+
+def signal_lead(seconds: int) -> int:
+    """How long before the time limit SLURM warns the script (USR1): enough to stop the step
+    that runs and write the report (seconds), never more than a quarter of the job."""
+    return min(90, max(15, seconds // 4))
+
+
+# The script's record of the job, read by `fleet report` beside the documents: the node count
+# and names, and how far each step got. Written before the first step (a job that never gets
+# further still says so), after each step and when SLURM says the time is up. Names and ids are
+# cut to characters that need no JSON escaping.
+_RECORD = (
+    "{"
+    '"schema": "setup-env/fleet-job", "schema_version": 1, "launcher": "slurm", '
+    '"job_id": "%s", "expected_nodes": %d, "nodes": [%s], "ended": "%s", "steps": ['
+    '{"name": "check", "state": "%s", "rc": %s}, '
+    '{"name": "allreduce", "state": "%s", "rc": %s}]'
+    "}\\n"
+)
+
+
 def slurm_script(o: SlurmOptions) -> str:
     _check_common(o.nodes, o.gpus_per_node)
     if o.partition is not None and not _NAME.match(o.partition):
@@ -77,16 +119,20 @@ def slurm_script(o: SlurmOptions) -> str:
     out = _out_dir(o.out_dir)
     extra = "".join(" " + shlex.quote(a) for a in o.verify_args)
     n = o.nodes
+    limit = time_seconds(o.time)
     lines = [
         "#!/bin/bash",
         f"# Written by `setup-env fleet slurm --nodes {n}`: check every node, all-reduce across",
-        "# them, then one report. Submit with: sbatch THIS_FILE",
+        "# them, then one report over every step. Submit with: sbatch THIS_FILE",
         f"#SBATCH --job-name={o.job_name}",
         f"#SBATCH --nodes={n}",
         "#SBATCH --ntasks-per-node=1",
         f"#SBATCH --time={o.time}",
         f"#SBATCH --output={o.job_name}-%j.out",
     ]
+    if limit:
+        # B: the signal goes to this script alone, which stops the running step and reports.
+        lines.append(f"#SBATCH --signal=B:USR1@{signal_lead(limit)}")
     if o.partition:
         lines.append(f"#SBATCH --partition={o.partition}")
     if o.gpus_per_node:
@@ -95,28 +141,88 @@ def slurm_script(o: SlurmOptions) -> str:
         "set -uo pipefail",
         f"SETUP_ENV=({exe})",
         f"OUT={out}",
+        f"NODES={n}",
+        'RECORD="$OUT/fleet-job.json"',
         'mkdir -p "$OUT/nodes" "$OUT/allreduce"',
+        'NODE_NAMES=$(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+        "check_state=pending check_rc=null allreduce_state=pending allreduce_rc=null",
+        "ended=running step='' step_pid=''",
+        "",
+        "record() {  # for `fleet report`: the node count and names, how far each step got",
+        '  local names="" name',
+        "  for name in $NODE_NAMES; do",
+        '    names="$names${names:+, }\\"${name//[^A-Za-z0-9._-]/}\\""',
+        "  done",
+        f"  printf '{_RECORD}' \\",
+        '    "${SLURM_JOB_ID//[^0-9_]/}" "$NODES" "$names" "$ended" \\',
+        '    "$check_state" "$check_rc" "$allreduce_state" "$allreduce_rc" \\',
+        '    >"$RECORD.tmp" && mv -f "$RECORD.tmp" "$RECORD"',
+        "}",
+        "",
+        "report() {  # one report over every step's result: a page, JSON, and the text here",
+        '  local inputs=("$RECORD" "$OUT/nodes" "$OUT/allreduce")',
+        '  "${SETUP_ENV[@]}" fleet report --format html -o "$OUT/report.html" "${inputs[@]}"',
+        '  "${SETUP_ENV[@]}" fleet report --json -o "$OUT/report.json" "${inputs[@]}"',
+        '  "${SETUP_ENV[@]}" fleet report "${inputs[@]}"',
+        "}",
+        "",
+        "run_step() {  # NAME COMMAND...: in the background, so that a signal's trap runs at once",
+        "  step=$1",
+        "  shift",
+        '  printf -v "${step}_state" running',
+        "  record",
+        '  "$@" &',
+        "  step_pid=$!",
+        '  wait "$step_pid"',
+        "  local rc=$?",
+        '  printf -v "${step}_rc" %d "$rc"',
+        "  local state=failed",
+        "  if [ \"$rc\" -eq 0 ]; then state='done'; fi",
+        '  printf -v "${step}_state" %s "$state"',
+        "  step='' step_pid=''",
+        "  record",
+        '  return "$rc"',
+        "}",
+        "",
+        "# SLURM's warning before the time limit (USR1, see --signal above) or a stop (TERM): the",
+        "# running step is stopped and marked, and the report says which steps did not finish.",
+        "# shellcheck disable=SC2317  # run by the traps below",
+        "on_stop() {  # ENDED STATE",
+        "  trap '' USR1 TERM",
+        "  ended=$1",
+        '  if [ -n "$step" ]; then',
+        '    printf -v "${step}_state" %s "$2"',
+        '    if [ -n "$step_pid" ]; then kill -TERM "$step_pid" 2>/dev/null; fi',
+        "  fi",
+        "  record",
+        "  report",
+        '  echo "setup-env fleet: stopped ($ended) before every step finished; results in $OUT"',
+        "  exit 1",
+        "}",
+        "trap 'on_stop time-limit timed-out' USR1",
+        "trap 'on_stop stopped stopped' TERM",
+        "record",
+        "report >/dev/null  # a report from the start: a job killed outright leaves one too",
         "",
         "# 1. setup-env check on every node: one JSON document per node, named by srun (%N).",
-        f'srun --nodes={n} --ntasks-per-node=1 --output="$OUT/nodes/%N.json" '
+        f'run_step check srun --nodes={n} --ntasks-per-node=1 --output="$OUT/nodes/%N.json" '
         f'--error="$OUT/nodes/%N.err" "${{SETUP_ENV[@]}}" check --json --all-devices{extra}',
-        "check_rc=$?",
         "",
         "# 2. the multi-node all-reduce through torchrun (c10d rendezvous on the first node).",
-        'MASTER=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
-        f'srun --nodes={n} --ntasks-per-node=1 --output="$OUT/allreduce/%N.json" '
-        f'--error="$OUT/allreduce/%N.err" "${{SETUP_ENV[@]}}" verify --json --only distributed '
-        f'--nnodes {n} --rdzv-endpoint "$MASTER:{RDZV_PORT}" --rdzv-id "setup-env-$SLURM_JOB_ID"',
-        "allreduce_rc=$?",
+        "MASTER=${NODE_NAMES%%$'\\n'*}",
+        f"run_step allreduce srun --nodes={n} --ntasks-per-node=1 "
+        f'--output="$OUT/allreduce/%N.json" --error="$OUT/allreduce/%N.err" '
+        f'"${{SETUP_ENV[@]}}" verify --json --only distributed --nnodes {n} '
+        f'--rdzv-endpoint "$MASTER:{RDZV_PORT}" --rdzv-id "setup-env-$SLURM_JOB_ID"',
         "",
-        "# 3. one report over the nodes' documents (and a page to open from the artefacts).",
-        '"${SETUP_ENV[@]}" fleet report --format html "$OUT/nodes" > "$OUT/report.html"',
-        '"${SETUP_ENV[@]}" fleet report --json "$OUT/nodes" > "$OUT/report.json"',
-        '"${SETUP_ENV[@]}" fleet report "$OUT/nodes"',
+        "# 3. one report over every step: the nodes' checks, the all-reduce, the record.",
+        "ended=finished",
+        "record",
+        "report",
         "report_rc=$?",
         'echo "setup-env fleet: check rc=$check_rc, all-reduce rc=$allreduce_rc, '
         'report rc=$report_rc; results in $OUT"',
-        'if [ "$report_rc" -ne 0 ] || [ "$allreduce_rc" -ne 0 ]; then exit 1; fi',
+        'if [ "$report_rc" -ne 0 ] || [ "$allreduce_rc" != 0 ]; then exit 1; fi',
         "exit 0",
     ]
     return "\n".join(lines) + "\n"
@@ -153,18 +259,33 @@ def k8s_manifests(o: K8sOptions) -> list[dict[str, Any]]:
     if o.namespace:
         meta["namespace"] = o.namespace
     endpoint = f"{o.name}-0.{o.name}:{RDZV_PORT}"
-    # The check document is the pod's only output (collect: kubectl logs, which mixes stdout and
-    # stderr, so everything else goes to files); with a results volume it is also written there.
+    # The pod's log is its documents, one after another: the check, the all-reduce (verify's
+    # document), and its record of both steps with the fleet's node count (collect: kubectl
+    # logs, which mixes stdout and stderr, so everything else goes to files); with a results
+    # volume they are also written there. `fleet report` reads all three from the one file.
+    record_format = (
+        '{"schema": "setup-env/fleet-job", "schema_version": 1, "launcher": "k8s", '
+        f'"node": "%s", "expected_nodes": {o.nodes}, "ended": "finished", "steps": ['
+        '{"name": "check", "state": "%s", "rc": %d}, '
+        '{"name": "allreduce", "state": "%s", "rc": %d}]}\\n'
+    )
+    record = (
+        f"printf {shlex.quote(record_format)} \"$(hostname | tr -cd 'A-Za-z0-9._-')\" "
+        '"$(state "$check_rc")" "$check_rc" "$(state "$allreduce_rc")" "$allreduce_rc"'
+    )
     script = "\n".join(
         [
             "set -u",
+            "state() { if [ \"$1\" -eq 0 ]; then echo 'done'; else echo failed; fi; }",
             f"{exe} check --json --all-devices >/tmp/check.json 2>/tmp/check.err",
             "check_rc=$?",
-            *(['cp /tmp/check.json "/results/$(hostname).json"'] if o.results_pvc else []),
-            "cat /tmp/check.json",
             f"{exe} verify --json --only distributed --nnodes {o.nodes} "
-            f"--rdzv-endpoint {endpoint} --rdzv-id {o.name} >/tmp/allreduce.json 2>&1",
+            f"--rdzv-endpoint {endpoint} --rdzv-id {o.name} "
+            ">/tmp/allreduce.json 2>/tmp/allreduce.err",
             "allreduce_rc=$?",
+            f"{{ cat /tmp/check.json /tmp/allreduce.json; {record}; }} >/tmp/node.json",
+            *(['cp /tmp/node.json "/results/$(hostname).json"'] if o.results_pvc else []),
+            "cat /tmp/node.json",
             # the pod fails when the check could not run at all (rc >= 2) or the all-reduce failed
             '[ "$check_rc" -le 1 ] && [ "$allreduce_rc" -eq 0 ]',
         ]

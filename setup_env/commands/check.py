@@ -265,6 +265,22 @@ def run(args: argparse.Namespace) -> int:
         expects = tuple(parse_expect(e) for e in args.expect)
     except ExpectError as exc:
         return render.fail("check", "bad-input", str(exc), ExitCode.USAGE, args.json)
+    # Output paths are asked about before any check runs: a --junit it can't write would
+    # otherwise throw away minutes of checks. A $GITHUB_STEP_SUMMARY it can't append to is a
+    # warning (the runner's page, not the result the job acts on), said now and not tried again.
+    if args.junit:
+        try:
+            bounded.check_writable(args.junit)
+        except bounded.WriteFailed as exc:
+            message = f"cannot write {args.junit}: {exc.detail}"
+            return render.fail("check", "bad-input", message, ExitCode.USAGE, args.json)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file and not args.no_step_summary:
+        try:
+            bounded.check_writable(summary_file, append=True)
+        except bounded.WriteFailed as exc:
+            print(f"setup-env check: cannot write $GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
+            summary_file = None
     try:
         report = gather(args, expects, err_style)
     except BadMachine as exc:
@@ -284,7 +300,6 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             message = f"cannot write {args.junit}: {exc.strerror}"
             return render.fail("check", "bad-input", message, ExitCode.USAGE, args.json)
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file and not args.no_step_summary:
         # GitHub shows this file on the run's page; appending is how steps share it.
         try:

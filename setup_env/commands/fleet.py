@@ -1,8 +1,10 @@
 """`setup-env fleet report | slurm | k8s`: many nodes at once.
 
 * ``report FILES|DIR``: the nodes' ``setup-env check --json`` documents -> one report (a row per
-  node, drift, unhealthy GPUs, speed against the fleet median, the nodes to look at first);
-  ``--json``, ``--format markdown|html``. Exit 1 when a node fails or the fleet drifts, 2 when no
+  node, drift, unhealthy GPUs, speed against the fleet median, the nodes to look at first), with
+  the job's all-reduce results and the launcher's record (node count, steps) when among them;
+  ``--nodes N``: the fleet has N nodes; ``--json``, ``--format markdown|html``. Exit 1 when a
+  node fails, is missing, the all-reduce or a step did not pass, or the fleet drifts; 2 when no
   document could be read.
 * ``slurm --nodes N [--partition P]``: an sbatch script (check per node through srun, the
   multi-node all-reduce through torchrun, then the report), on stdout or ``-o FILE``.
@@ -33,6 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rep.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
     rep.add_argument("--format", choices=("text", "markdown", "html"), default="text")
     rep.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
+    rep.add_argument(
+        "--nodes",
+        type=int,
+        metavar="N",
+        help="the fleet has N nodes: fewer documents is a failure (a launcher's record says so "
+        "itself)",
+    )
     _flags(rep)
 
     slurm = sub.add_parser("slurm", help="write an sbatch script that checks N nodes")
@@ -92,8 +101,14 @@ def _report(args: argparse.Namespace) -> int:
     from setup_env.output import render_fleet as fleet_render
     from setup_env.probe import fleet_nodes as model
 
-    nodes, bad = model.load(args.paths)
-    if not nodes:
+    if args.nodes is not None and not 1 <= args.nodes <= 100_000:
+        message = "--nodes must be 1-100000"
+        return render.fail("fleet", "bad-input", message, ExitCode.USAGE, args.json)
+    docs = model.load_all(args.paths)
+    nodes, bad = docs.nodes, docs.bad
+    if not nodes and not docs.jobs:
+        # A launcher's record without any node document is a report (every node missing);
+        # nothing at all is a usage error.
         why = bad[0].reason if bad else "no documents"
         where = bad[0].path if bad else " ".join(args.paths)
         return render.fail(
@@ -103,7 +118,7 @@ def _report(args: argparse.Namespace) -> int:
             ExitCode.USAGE,
             args.json,
         )
-    rep = report.build(nodes, bad)
+    rep = report.build(nodes, bad, docs.allreduce, docs.jobs, args.nodes)
     if args.json:
         # The payload is plain JSON data already: no second to_jsonable walk over 1,000 nodes.
         import json
@@ -130,6 +145,16 @@ def run(args: argparse.Namespace) -> int:
     from setup_env.act import launchers
     from setup_env.output import render
 
+    if args.output:
+        # Asked before any document is read or any script written: nothing is worked on for a
+        # path that can't be written.
+        from setup_env import bounded
+
+        try:
+            bounded.check_writable(args.output)
+        except bounded.WriteFailed as exc:
+            message = f"cannot write {args.output}: {exc.detail}"
+            return render.fail("fleet", "bad-input", message, ExitCode.USAGE, args.json)
     if args.action == "report":
         return _report(args)
     try:
@@ -161,7 +186,9 @@ def run(args: argparse.Namespace) -> int:
                 f"#   kubectl wait --for=condition=complete --timeout=30m job/{args.name}\n"
                 f"#   for p in $(kubectl get pods -l job-name={args.name} -o name); do\n"
                 f'#     kubectl logs "$p" > "nodes/${{p#pod/}}.json"; done\n'
-                f"#   setup-env fleet report nodes/\n"
+                f"#   setup-env fleet report --nodes {args.nodes} nodes/\n"
+                "# Each pod's log holds its check, its all-reduce and its record of both; a pod\n"
+                "# that left no log is a missing node in the report.\n"
             )
             text = launchers.to_yaml(launchers.k8s_manifests(options), header)
     except launchers.LauncherError as exc:

@@ -182,6 +182,15 @@ def _refresh(args: argparse.Namespace) -> int:
             return usage(f"not a plain http(s) URL: {u!r}")
     if args.timeout is not None and not 0 < args.timeout <= 600:
         return usage("--timeout must be between 0 and 600 seconds")
+    if args.output and not args.check:
+        # Asked before any index is read: a path it can't write would throw the refresh away
+        # (missing folders are fine: the refresh creates them).
+        from setup_env import bounded
+
+        try:
+            bounded.check_writable(args.output, create_folders=True)
+        except bounded.WriteFailed as exc:
+            return usage(f"cannot write {args.output}: {exc.detail}")
     quiet = as_json and not getattr(args, "verbose", 0)
     try:
         result = refresh.refresh(

@@ -271,23 +271,6 @@ def exit_code(report: VerifyReport) -> ExitCode:
     return ExitCode.OK if report.ok else ExitCode.CHECK_FAILED
 
 
-def _unwritable(path: str) -> str | None:
-    """Why a report could not be written at ``path``, or None (nothing is created here)."""
-    import os
-
-    full = os.path.abspath(os.path.expanduser(path))
-    folder = os.path.dirname(full)
-    if os.path.isdir(full):
-        return "it is a folder"
-    if os.path.exists(full) and not os.path.isfile(full):
-        return "not a regular file (a pipe or a device)"  # bounded.write_file refuses it
-    if not os.path.isdir(folder):
-        return f"no folder {folder}"
-    if os.path.exists(full):
-        return None if os.access(full, os.W_OK) else "permission denied"
-    return None if os.access(folder, os.W_OK) else f"permission denied in {folder}"
-
-
 def run(args: argparse.Namespace) -> int:
     from setup_env import bounded
     from setup_env.act.smoke import run_verify
@@ -300,9 +283,10 @@ def run(args: argparse.Namespace) -> int:
         return render.fail("verify", "bad-input", str(exc), ExitCode.USAGE, args.json)
     if args.junit:
         # Checked before any check runs: finding out after minutes of checks threw them away.
-        problem = _unwritable(args.junit)
-        if problem:
-            message = f"cannot write {args.junit}: {problem}"
+        try:
+            bounded.check_writable(args.junit)
+        except bounded.WriteFailed as exc:
+            message = f"cannot write {args.junit}: {exc.detail}"
             return render.fail("verify", "bad-input", message, ExitCode.USAGE, args.json)
     err_style = render.Style(render.use_color(sys.stderr, args.color))
     out_style = render.Style(render.use_color(sys.stdout, args.color))

@@ -8,9 +8,15 @@
 * **unhealthy GPUs**: uncorrected ECC errors, a throttle reason other than idle, a PCIe link
   running below its maximum width or generation, matmul speed well under the fleet median of
   the same GPU model (below ``SLOW_BELOW`` of it).
-* **look first**: nodes ranked by how much is wrong with them (a failed verdict first).
+* **the job's steps** (when the launcher's record or all-reduce results are among the inputs):
+  a node the job ran on that sent no check document is missing; a node whose all-reduce failed,
+  did not run or left no result fails the all-reduce; a step that did not end ``done`` (failed,
+  stopped at the time limit, never started) is a problem of the whole job.
+* **look first**: nodes ranked by how much is wrong with them (a missing node and a failed
+  verdict first).
 
-Exit code: 1 when a node fails, is unhealthy, or the fleet drifts; 0 otherwise.
+The verdict is the worst of them all. Exit code: 1 when a node fails or is missing, is
+unhealthy, the all-reduce or any step did not pass, or the fleet drifts; 0 otherwise.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from setup_env.probe.fleet_nodes import BadDocument, Node
+from setup_env.probe.fleet_nodes import AllReduce, BadDocument, JobRecord, Node
 
 # A GPU is slow when its matmul TFLOP/s is below this fraction of the median of the fleet's GPUs
 # of the same model (a throttled or misconfigured GPU runs at a half or less; run-to-run noise of
@@ -51,9 +57,9 @@ class Drift:
 @dataclass(frozen=True)
 class Issue:
     node: str
-    kind: (
-        str  # "verdict", "gpu-count", "gpu-model", "ecc", "throttle", "pcie", "slow", "distributed"
-    )
+    # "verdict", "gpu-count", "gpu-model", "ecc", "throttle", "pcie", "slow", "distributed",
+    # "missing" (no check document from a node the job ran on), "allreduce"
+    kind: str
     severity: str  # "error" | "warning"
     message: str
     gpu: Optional[int] = None
@@ -70,6 +76,29 @@ class SpeedPoint:
 
 
 @dataclass(frozen=True)
+class StepStatus:
+    """A step of the fleet job as its launcher recorded it."""
+
+    name: str  # "check", "allreduce"
+    label: str  # "check", "all-reduce"
+    state: str  # pending | running | done | failed | timed-out | stopped
+    rc: Optional[int]
+    node: Optional[str]  # one pod's own step; None: the whole job's
+    message: str  # "done", "failed (exit 1)", "stopped at the job's time limit"…
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "done"
+
+
+@dataclass(frozen=True)
+class AllReduceRow:
+    node: str
+    status: str  # pass | warn | fail | skip | missing
+    message: str
+
+
+@dataclass(frozen=True)
 class FleetReport:
     nodes: tuple[Node, ...]
     bad: tuple[BadDocument, ...] = ()
@@ -78,15 +107,30 @@ class FleetReport:
     speed: tuple[SpeedPoint, ...] = ()
     look_first: tuple[tuple[str, int, tuple[str, ...]], ...] = ()  # (node, score, reasons)
     medians: dict[str, float] = field(default_factory=dict)  # GPU model -> median TFLOP/s
+    expected_nodes: Optional[int] = None  # how many nodes the job ran on, when known
+    missing: tuple[str, ...] = ()  # the nodes (by name, when known) that sent no check document
+    missing_count: int = 0  # how many sent none (also those whose names are not known)
+    steps: tuple[StepStatus, ...] = ()
+    allreduce: tuple[AllReduceRow, ...] = ()  # one row per node when an all-reduce was run
+    problems: tuple[str, ...] = ()  # what is wrong with the job as a whole (steps, the end)
 
     @property
     def failing(self) -> tuple[Node, ...]:
         return tuple(n for n in self.nodes if n.state != "ready")
 
     @property
+    def allreduce_failed(self) -> tuple[AllReduceRow, ...]:
+        return tuple(r for r in self.allreduce if r.status not in ("pass", "warn"))
+
+    @property
+    def unfinished(self) -> tuple[StepStatus, ...]:
+        return tuple(s for s in self.steps if not s.ok)
+
+    @property
     def ok(self) -> bool:
         errors = any(i.severity == "error" for i in self.issues)
-        return not (self.failing or self.drift or errors or self.bad)
+        job = self.missing_count or self.allreduce_failed or self.problems or self.unfinished
+        return not (self.failing or self.drift or errors or self.bad or job)
 
     @property
     def exit_code(self) -> int:
@@ -127,7 +171,112 @@ def _device_model(node: Node, device: str) -> str:
     return device  # "cpu", "mps"
 
 
-def build(nodes: Sequence[Node], bad: Sequence[BadDocument] = ()) -> FleetReport:
+STEP_LABELS = {"check": "check", "allreduce": "all-reduce"}
+_STATE_SAYS = {
+    "done": "done",
+    "pending": "did not start",
+    "running": "did not finish (still running when the job's record was last written)",
+    "timed-out": "stopped at the job's time limit",
+    "stopped": "stopped before it finished (the job was cancelled)",
+}
+_ENDED_SAYS = {
+    "running": "the job had not finished when this report was made",
+    "time-limit": "the job reached its time limit",
+    "stopped": "the job was stopped before it finished",
+}
+
+
+def _step_message(state: str, rc: Optional[int]) -> str:
+    if state == "failed":
+        return f"failed (exit {rc})" if rc is not None else "failed"
+    return _STATE_SAYS.get(state, state)
+
+
+def _names_match(node: Node, name: str) -> bool:
+    """Whether ``node`` is the node the launcher called ``name`` (srun's %N, a pod name): by its
+    file's name, its hostname, or its hostname's first label (a host that calls itself by its
+    FQDN)."""
+    return name in (node.key, node.name, node.name.split(".", 1)[0])
+
+
+def _job(
+    nodes: Sequence[Node],
+    allreduce: Sequence[AllReduce],
+    jobs: Sequence[JobRecord],
+    expected_nodes: Optional[int],
+) -> tuple[
+    Optional[int], list[str], int, list[StepStatus], list[AllReduceRow], list[str], list[Issue]
+]:
+    """What the launcher's records and the all-reduce results say about the job: the expected
+    node count, the missing nodes (named, and how many), the steps, one all-reduce row per node,
+    the job's own problems, and the node issues that follow."""
+    names: list[str] = []
+    for j in jobs:
+        names += [n for n in j.nodes if n not in names]
+    counts = [c for c in (expected_nodes, *(j.expected_nodes for j in jobs)) if c is not None]
+    expected = max([*counts, len(names)]) if counts or names else None
+    missing = [name for name in names if not any(_names_match(n, name) for n in nodes)]
+    missing_count = max(len(missing), (expected or 0) - len(nodes))
+    issues = [
+        Issue(name, "missing", "error", "no check document: the node did not report")
+        for name in missing
+    ]
+    problems: list[str] = []
+    if missing_count > len(missing):
+        problems.append(
+            f"{missing_count} of {expected} nodes sent no check document"
+            if not missing
+            else f"{missing_count - len(missing)} more node(s) of {expected} sent no check document"
+        )
+
+    steps: list[StepStatus] = []
+    for j in jobs:
+        for st in j.steps:
+            label = STEP_LABELS.get(st.name, st.name)
+            message = _step_message(st.state, st.rc)
+            steps.append(StepStatus(st.name, label, st.state, st.rc, j.node, message))
+            if st.state != "done":
+                where = f" on {j.node}" if j.node else ""
+                problems.append(f"{label}{where}: {message}")
+        if j.ended in _ENDED_SAYS:
+            said = _ENDED_SAYS[j.ended] + (f" (on {j.node})" if j.node else "")
+            if said not in problems:
+                problems.append(said)
+
+    rows: list[AllReduceRow] = []
+    ran = bool(allreduce) or any(st.name == "allreduce" for j in jobs for st in j.steps)
+    if ran:
+        by_key = {a.key: a for a in allreduce}
+        for name in [n.name for n in nodes] + missing:
+            node = next((n for n in nodes if n.name == name), None)
+            found = next(
+                (
+                    a
+                    for key, a in by_key.items()
+                    if (node is not None and _names_match(node, key)) or key == name
+                ),
+                None,
+            )
+            if found is None:
+                row = AllReduceRow(name, "missing", "no all-reduce result from this node")
+            else:
+                row = AllReduceRow(name, found.status, found.message)
+            rows.append(row)
+            if row.status not in ("pass", "warn") and node is not None:
+                why = row.message if row.status != "skip" else f"skipped: {row.message}"
+                issues.append(Issue(name, "allreduce", "error", f"all-reduce: {why}"))
+    return expected, missing, missing_count, steps, rows, problems, issues
+
+
+def build(
+    nodes: Sequence[Node],
+    bad: Sequence[BadDocument] = (),
+    allreduce: Sequence[AllReduce] = (),
+    jobs: Sequence[JobRecord] = (),
+    expected_nodes: Optional[int] = None,
+) -> FleetReport:
+    """The report over the nodes' check documents and, where given, the all-reduce results,
+    the launcher's records of the job and the node count it ran on (``expected_nodes``)."""
     nodes = sorted(nodes, key=lambda n: n.name)
     drift: list[Drift] = []
     for name, label, get in DRIFT_FIELDS:
@@ -248,11 +397,17 @@ def build(nodes: Sequence[Node], bad: Sequence[BadDocument] = ()) -> FleetReport
                 )
             )
 
-    # Look first: failed verdicts, then errors, then drift, then warnings.
+    expected, missing, missing_count, steps, rows, problems, job_issues = _job(
+        nodes, allreduce, jobs, expected_nodes
+    )
+    issues += job_issues
+
+    # Look first: missing nodes and failed verdicts, then errors, then drift, then warnings.
     score: Counter[str] = Counter()
     reasons: dict[str, list[str]] = defaultdict(list)
     for i in issues:
-        score[i.node] += 100 if i.kind == "verdict" else (10 if i.severity == "error" else 2)
+        worst = i.kind in ("verdict", "missing")
+        score[i.node] += 100 if worst else (10 if i.severity == "error" else 2)
         reasons[i.node].append(i.message if i.kind != "verdict" else f"verdict: {i.message}")
     for d in drift:
         for name in d.odd:
@@ -268,4 +423,10 @@ def build(nodes: Sequence[Node], bad: Sequence[BadDocument] = ()) -> FleetReport
         speed=tuple(speed),
         look_first=tuple((name, s, tuple(reasons[name])) for name, s in first),
         medians=medians,
+        expected_nodes=expected,
+        missing=tuple(missing),
+        missing_count=missing_count,
+        steps=tuple(steps),
+        allreduce=tuple(rows),
+        problems=tuple(problems),
     )

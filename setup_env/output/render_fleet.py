@@ -7,7 +7,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from setup_env.decide.fleet import FleetReport
+    from setup_env.decide.fleet import FleetReport, StepStatus
     from setup_env.output.render import Style
     from setup_env.probe.fleet_nodes import Node
 
@@ -50,8 +50,34 @@ def summary_line(report: FleetReport) -> str:
     parts.append(f"{errors} GPU/node problem{'s' if errors != 1 else ''}")
     if report.bad:
         parts.append(f"{len(report.bad)} unreadable document(s)")
+    if report.missing_count:
+        parts.append(f"{report.missing_count} of {report.expected_nodes} missing")
+    if report.allreduce:
+        failed = len(report.allreduce_failed)
+        parts.append(f"all-reduce failed on {failed}" if failed else "all-reduce passed")
+    if report.unfinished:
+        k = len(report.unfinished)
+        parts.append(f"{k} step{'s' if k != 1 else ''} not done")
     word = "FLEET OK" if report.ok else "FLEET NEEDS ATTENTION"
     return f"{word}: " + ", ".join(parts)
+
+
+def step_line(step: StepStatus) -> str:
+    """A step the launcher recorded: "all-reduce: failed (exit 1)", "check on pod-3: done"."""
+    return f"{step.label}{f' on {step.node}' if step.node else ''}: {step.message}"
+
+
+def job_lines(report: FleetReport) -> list[str]:
+    """What else is wrong with the job as a whole: missing nodes, how it ended."""
+    shown = {step_line(s) for s in report.steps}
+    out = [p for p in report.problems if p not in shown]
+    if report.missing:
+        out.insert(0, "no check document from " + ", ".join(report.missing))
+    return out
+
+
+def _has_job(report: FleetReport) -> bool:
+    return bool(report.steps or report.allreduce or job_lines(report))
 
 
 def payload(report: FleetReport) -> dict[str, Any]:
@@ -112,13 +138,27 @@ def payload(report: FleetReport) -> dict[str, Any]:
             for name, score, why in report.look_first
         ],
         "unreadable": [{"path": b.path, "reason": b.reason} for b in report.bad],
+        "expected_nodes": report.expected_nodes,
+        "missing_nodes": list(report.missing),
+        "missing_count": report.missing_count,
+        "steps": [
+            {"name": s.name, "state": s.state, "rc": s.rc, "node": s.node, "message": s.message}
+            for s in report.steps
+        ],
+        "allreduce": [
+            {"node": r.node, "status": r.status, "message": r.message} for r in report.allreduce
+        ],
+        "problems": list(report.problems),
     }
 
 
 def text(report: FleetReport, style: Style, limit: int = 50) -> str:
     from setup_env.output.render import table
 
-    out = [style(f"setup-env fleet report: {len(report.nodes)} nodes", "bold"), ""]
+    count = f"{len(report.nodes)}"
+    if report.expected_nodes is not None and report.expected_nodes != len(report.nodes):
+        count += f" of {report.expected_nodes}"
+    out = [style(f"setup-env fleet report: {count} nodes", "bold"), ""]
     all_rows = rows(report)
     out.append(table(HEADERS, all_rows[:limit]))
     if len(all_rows) > limit:
@@ -142,6 +182,20 @@ def text(report: FleetReport, style: Style, limit: int = 50) -> str:
     if report.bad:
         out += ["", style("Unreadable documents", "bold")]
         out += [f"  {b.path}: {b.reason}" for b in report.bad]
+    if _has_job(report):
+        out += ["", style("Job", "bold")]
+        out += [
+            f"  {style.severity('ok', 'ok  ') if s.ok else style.severity('error', 'FAIL')} "
+            + step_line(s)
+            for s in report.steps
+        ]
+        failed = report.allreduce_failed
+        if failed:
+            out += [f"  {style.severity('error', 'FAIL')} all-reduce on {r.node}: {r.message}"
+                    for r in failed[:limit]]  # fmt: skip
+        elif report.allreduce:
+            out.append(f"  all-reduce passed on {len(report.allreduce)} node(s)")
+        out += [f"  {style.severity('error', 'FAIL')} {line}" for line in job_lines(report)]
     if report.look_first:
         out += ["", style("Look first", "bold")]
         for name, _score, why in report.look_first[:10]:
@@ -167,6 +221,15 @@ def markdown(report: FleetReport) -> str:
                 f"{v}: {', '.join(names)}" for v, names in d.values.items() if v != d.majority
             )
             out.append(f"| {md(d.label)} | {md(d.majority)} | {md(odd)} |")
+        out.append("")
+    if _has_job(report):
+        out += ["### Job", ""]
+        out += [f"- {'✅' if s.ok else '❌'} {md(step_line(s))}" for s in report.steps]
+        out += [f"- ❌ all-reduce on **{md(r.node)}**: {md(r.message)}"
+                for r in report.allreduce_failed]  # fmt: skip
+        if report.allreduce and not report.allreduce_failed:
+            out.append(f"- all-reduce passed on {len(report.allreduce)} node(s)")
+        out += [f"- ❌ {md(line)}" for line in job_lines(report)]
         out.append("")
     out += ["### Nodes", "", "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     out += ["| " + " | ".join(md(c) for c in r) + " |" for r in rows(report)]
@@ -253,6 +316,19 @@ def html_page(report: FleetReport) -> str:
         "<h2>Speed against the fleet median</h2>",
         svg(report),
     ]
+    if _has_job(report):
+        body.append("<h2>Job</h2><ul>")
+        body += [
+            f'<li class="{"ok" if s.ok else "bad"}">{e(step_line(s))}</li>' for s in report.steps
+        ]
+        body += [
+            f'<li class="bad">all-reduce on <b>{e(r.node)}</b>: {e(r.message)}</li>'
+            for r in report.allreduce_failed
+        ]
+        if report.allreduce and not report.allreduce_failed:
+            body.append(f'<li class="ok">all-reduce passed on {len(report.allreduce)} node(s)</li>')
+        body += [f'<li class="bad">{e(line)}</li>' for line in job_lines(report)]
+        body.append("</ul>")
     if report.look_first:
         body.append("<h2>Look first</h2><ol>")
         for name, _score, why in report.look_first[:20]:

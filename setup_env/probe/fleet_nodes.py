@@ -1,10 +1,14 @@
-"""A node of the fleet, read from the ``setup-env check --json`` document it wrote.
+"""What a fleet job left behind, read: the nodes' ``setup-env check --json`` documents, their
+all-reduce results (``setup-env verify --json --only distributed``) and the launcher's record of
+the job (``setup-env/fleet-job``: how many nodes, which, how far each step got).
 
 Only the fields the report needs are read, straight from the parsed JSON (no dataclass rebuild of
 the whole facts: a thousand documents load in a fraction of a second). Each file is read through
-``bounded`` (a regular file, capped: a FIFO named ``*.json`` is refused, not waited on). A document
-that can't be read, is not a ``setup-env/check`` envelope, or holds a field of the wrong type
-(``"gpus": "x"``, ``"facts": []``) is a :class:`BadDocument` the report lists.
+``bounded`` (a regular file, capped: a FIFO named ``*.json`` is refused, not waited on). A file
+may hold several documents one after another (a Kubernetes pod's log: its check, its all-reduce,
+its record). A document that can't be read, is none of those, or holds a field of the wrong type
+(``"gpus": "x"``, ``"facts": []``) is a :class:`BadDocument` the report lists; a fleet report
+(``setup-env/fleet``, the job's own output beside its inputs) is passed over.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 MAX_DOCUMENT = 20_000_000  # a check document is ~10-50 KiB
 
@@ -61,11 +65,62 @@ class Node:
         """The slowest device's TFLOP/s: a multi-GPU job runs at its slowest GPU's pace."""
         return min(self.speed.values()) if self.speed else None
 
+    @property
+    def key(self) -> str:
+        """The name the launcher gave the node's file (srun's ``%N``, the pod): what the job
+        record's node names and the all-reduce results are matched by."""
+        return _key(self.path)
+
 
 @dataclass(frozen=True)
 class BadDocument:
     path: str
     reason: str
+
+
+@dataclass(frozen=True)
+class AllReduce:
+    """One node's result of the multi-node all-reduce (its ``verify`` document)."""
+
+    key: str  # the file's name without .json: the node it ran on
+    path: str
+    status: str  # the distributed check's status: pass | warn | fail | skip; "fail" when absent
+    message: str
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str  # "check", "allreduce"
+    state: str  # pending | running | done | failed | timed-out | stopped
+    rc: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """The launcher's record of a fleet job: written before the first step and after each, and
+    when the job is told to stop (SLURM's signal before its time limit)."""
+
+    path: str
+    launcher: str  # "slurm" | "k8s"
+    expected_nodes: Optional[int]
+    nodes: tuple[str, ...] = ()  # the nodes' names, when the launcher knows them
+    node: Optional[str] = None  # a record of one node's own steps (a pod), else the whole job's
+    job_id: Optional[str] = None
+    ended: Optional[str] = None  # running | finished | time-limit | stopped
+    steps: tuple[Step, ...] = ()
+
+
+@dataclass
+class Documents:
+    nodes: list[Node] = field(default_factory=list)
+    bad: list[BadDocument] = field(default_factory=list)
+    allreduce: list[AllReduce] = field(default_factory=list)
+    jobs: list[JobRecord] = field(default_factory=list)
+
+
+def _key(path: str) -> str:
+    base = os.path.basename(path)
+    return base[: -len(".json")] if base.endswith(".json") else base
 
 
 class WrongType(ValueError):
@@ -219,6 +274,54 @@ def node_from_document(doc: Any, path: str) -> Node:
     )
 
 
+STEP_STATES = ("pending", "running", "done", "failed", "timed-out", "stopped")
+
+
+def allreduce_from_document(doc: dict[str, Any], path: str) -> AllReduce:
+    """An :class:`AllReduce` from a parsed ``verify --json`` document."""
+    body = doc.get("verify")
+    if not isinstance(body, dict):
+        raise ValueError("the document has no verify body")
+    status, message, first_failure = None, "", ""
+    for i, c in enumerate(_objects(body, "checks", "verify")):
+        where = f"verify.checks[{i}]"
+        name, state = _str(c, "name", where), _str(c, "status", where)
+        if name == "distributed" and status is None:
+            status, message = state or "fail", _str(c, "message", where) or ""
+        elif state == "fail" and not first_failure:
+            first_failure = f"{name}: {_str(c, 'message', where) or 'failed'}"
+    if status is None:
+        error = _str(body, "error", "verify")
+        why = error or first_failure or "no distributed check in the document"
+        status, message = "fail", f"the all-reduce did not run ({why})"
+    return AllReduce(_key(path), path, status, message[:500])
+
+
+def job_from_document(doc: dict[str, Any], path: str) -> JobRecord:
+    """A :class:`JobRecord` from a parsed ``setup-env/fleet-job`` document."""
+    where = "the job record"
+    expected = _int(doc, "expected_nodes", where)
+    if expected is not None and expected < 0:
+        raise ValueError("the job record: expected_nodes is negative")
+    steps = []
+    for i, st in enumerate(_objects(doc, "steps", where)):
+        at = f"{where}.steps[{i}]"
+        state = _str(st, "state", at) or "pending"
+        if state not in STEP_STATES:
+            raise ValueError(f"{at}.state is {state!r}, not one of {', '.join(STEP_STATES)}")
+        steps.append(Step(_str(st, "name", at) or f"step {i + 1}", state, _int(st, "rc", at)))
+    return JobRecord(
+        path=path,
+        launcher=_str(doc, "launcher", where) or "?",
+        expected_nodes=expected,
+        nodes=_strings(doc, "nodes", where),
+        node=_str(doc, "node", where),
+        job_id=_str(doc, "job_id", where),
+        ended=_str(doc, "ended", where),
+        steps=tuple(steps),
+    )
+
+
 def document_paths(paths: Iterable[str]) -> tuple[list[str], list[BadDocument]]:
     """Files given, and every ``*.json`` under each folder given (sorted). A path that is
     neither a folder nor missing is read as a document (a FIFO or a device is then refused)."""
@@ -235,8 +338,32 @@ def document_paths(paths: Iterable[str]) -> tuple[list[str], list[BadDocument]]:
     return files, bad
 
 
-def read_document(path: str) -> Node:
-    """The node of the document at ``path``; ValueError (one line) when it is none."""
+Document = Union[Node, AllReduce, JobRecord, None]
+
+
+def from_document(doc: Any, path: str) -> Document:
+    """What one parsed document is (None: a fleet report, passed over); ValueError when it is
+    none of the documents a fleet job leaves."""
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    if schema == "setup-env/check":
+        return node_from_document(doc, path)
+    if schema == "setup-env/verify" and isinstance(doc, dict):
+        return allreduce_from_document(doc, path)
+    if schema == "setup-env/fleet-job" and isinstance(doc, dict):
+        return job_from_document(doc, path)
+    if schema == "setup-env/fleet":
+        return None
+    if schema == "setup-env/error" and isinstance(doc, dict):
+        body = doc.get("error")
+        said = body.get("message") if isinstance(body, dict) else None
+        if isinstance(said, str) and said:
+            raise ValueError(f"an error, not a result: {said.splitlines()[0][:200]}")
+    raise ValueError("not a `setup-env check --json` document")
+
+
+def read_documents(path: str) -> tuple[list[Document], Optional[str]]:
+    """The documents in the file at ``path`` and, when some of it could not be read, why (one
+    line; what came before is kept). ValueError when nothing in it could be read."""
     from setup_env import bounded
 
     try:
@@ -247,22 +374,58 @@ def read_document(path: str) -> Node:
         raise ValueError(f"cannot read: {exc.detail or exc.kind}") from None
     try:
         # NaN and Infinity as Python's json writes them: a verify result may hold one.
-        doc = bounded.parse_json(data, "the document", allow_nan=True)
+        docs, error = bounded.parse_json_documents(data, "the document", allow_nan=True)
     except bounded.InputError as exc:
         raise ValueError(str(exc)) from None
-    return node_from_document(doc, path)
+    if not docs:
+        raise ValueError(error or "empty: no document (the step that writes it did not finish)")
+    out: list[Document] = []
+    for doc in docs:
+        try:
+            out.append(from_document(doc, path))
+        except ValueError as exc:
+            if len(docs) == 1:
+                raise
+            error = error or str(exc).splitlines()[0]
+    return out, error
+
+
+def read_document(path: str) -> Node:
+    """The node of the check document at ``path``; ValueError (one line) when it is none."""
+    docs, error = read_documents(path)
+    if error is not None or len(docs) != 1 or not isinstance(docs[0], Node):
+        raise ValueError(error or "not a `setup-env check --json` document")
+    return docs[0]
+
+
+def load_all(paths: Sequence[str]) -> Documents:
+    """Every document under ``paths``; the unreadable ones (and unreadable rests of files) as
+    :class:`BadDocument`."""
+    files, bad = document_paths(paths)
+    out = Documents(bad=bad)
+    for path in files:
+        try:
+            docs, error = read_documents(path)
+        except ValueError as exc:
+            out.bad.append(BadDocument(path, str(exc).splitlines()[0][:200]))
+            continue
+        if error is not None:
+            out.bad.append(BadDocument(path, error.splitlines()[0][:200]))
+        for doc in docs:
+            if isinstance(doc, Node):
+                out.nodes.append(doc)
+            elif isinstance(doc, AllReduce):
+                out.allreduce.append(doc)
+            elif isinstance(doc, JobRecord):
+                out.jobs.append(doc)
+    out.nodes = _unique(out.nodes)
+    return out
 
 
 def load(paths: Sequence[str]) -> tuple[list[Node], list[BadDocument]]:
     """Every node document under ``paths``; the unreadable ones as :class:`BadDocument`."""
-    files, bad = document_paths(paths)
-    nodes: list[Node] = []
-    for path in files:
-        try:
-            nodes.append(read_document(path))
-        except ValueError as exc:
-            bad.append(BadDocument(path, str(exc).splitlines()[0][:200]))
-    return _unique(nodes), bad
+    docs = load_all(paths)
+    return docs.nodes, docs.bad
 
 
 def _unique(nodes: list[Node]) -> list[Node]:
