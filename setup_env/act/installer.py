@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from setup_env import bounded
+from setup_env.bounded import net
 from setup_env.decide.model import Plan
 from setup_env.facts import Facts
 from setup_env.knowledge.variant import Variant, is_index_label
@@ -497,20 +498,20 @@ def effective_index(
 def probe_index(url: str, project: str = "torch", timeout: float = PROBE_TIMEOUT) -> Optional[str]:
     """None when the index answers at all (any HTTP status), else why it could not be reached.
 
-    One ``bounded.http_request`` (proxies from the environment, one deadline for the whole
+    One ``net.http_request`` (proxies from the environment, one deadline for the whole
     exchange); only the status line matters, so at most one byte of the page is taken. A
     ``file:`` index is a folder on this machine: no network path to try."""
     if urllib.parse.urlsplit(url).scheme.lower() == "file":
         return None
     target = url.rstrip("/") + f"/{project}/"
     try:
-        bounded.http_request(
+        net.http_request(
             target,
             bounded.Deadline(timeout),
             headers={"User-Agent": "setup-env"},
             max_bytes=1,
         )
-    except bounded.HttpError as exc:
+    except net.HttpError as exc:
         if exc.kind == "too-large":
             return None  # it answered, with a page: the network path works
         if exc.kind == "timeout":

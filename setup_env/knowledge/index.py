@@ -28,7 +28,7 @@ fails is *rejected* (counted, with the reason), never kept, so nothing an index 
 printed install command. A whole answer is refused (``IndexFetchError`` kind ``wrong-kind``) when
 it is not what was asked: HTML where PEP 691 JSON was asked, a page whose ``name`` (JSON) or
 ``Links for ...`` heading (HTML) names another project, an HTML page cut short (it opens
-``<html>`` and never closes it). The HTTP client is ``setup_env.bounded.http_request``
+``<html>`` and never closes it). The HTTP client is ``setup_env.net.http_request``
 (``http.client``, one deadline for the whole exchange); :func:`fetch_snapshot` holds every page
 to one deadline for the whole snapshot.
 
@@ -425,6 +425,7 @@ class Fetcher:
         """``within``: a ``bounded.Deadline`` this request must also end by (a whole snapshot's):
         the request gets what is left of it when that is less than ``timeout``."""
         from setup_env import bounded
+        from setup_env.bounded import net
 
         start = time.monotonic()
         if not _safe_link(url) or not urllib.parse.urlsplit(url).scheme:
@@ -443,10 +444,10 @@ class Fetcher:
         current = url
         for _hop in range(MAX_REDIRECTS + 1):
             try:
-                resp = bounded.http_request(
+                resp = net.http_request(
                     current, deadline, headers=headers, max_bytes=self.max_bytes
                 )
-            except bounded.HttpError as exc:
+            except net.HttpError as exc:
                 # the whole deadline ran out, not this host's patience: not a dead host
                 if exc.kind == "timeout" and outer is not None and outer.left() <= 0.05:
                     raise IndexFetchError(
@@ -472,7 +473,7 @@ class Fetcher:
         raise IndexFetchError(url, "http", f"more than {MAX_REDIRECTS} redirects")
 
 
-# bounded.HttpError kinds -> IndexFetchError kinds
+# net.HttpError kinds -> IndexFetchError kinds
 _KINDS = {
     "unreachable": "unreachable",
     "timeout": "timeout",

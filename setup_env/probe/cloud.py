@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from setup_env import bounded
+from setup_env.bounded import net
 from setup_env.facts import CloudInfo, Note
 from setup_env.probe.host import Host
 
@@ -402,7 +403,7 @@ def _request(
         raise ValueError(f"unsupported metadata base URL {base!r}")
     budget.require()
     try:
-        resp = bounded.http_request(
+        resp = net.http_request(
             base.rstrip("/") + path,
             budget,
             method=method,
@@ -410,7 +411,7 @@ def _request(
             max_bytes=MAX_ANSWER,
             use_proxy=False,
         )
-    except bounded.HttpError as exc:
+    except net.HttpError as exc:
         if exc.kind == "unreachable":
             raise _Unreachable(exc.detail) from None
         if exc.kind == "timeout":
