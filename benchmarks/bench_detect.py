@@ -1,29 +1,33 @@
 #!/usr/bin/env python3
 """Time whole-process `setup-env detect --json` against `python -m torch.utils.collect_env`.
 
-    python benchmarks/bench_detect.py [--runs N] [--collect-env-runs M]
+    python benchmarks/bench_detect.py [--runs N] [--collect-env-runs M] [--baseline DIR]
 
-Each run is a fresh process (what a user or a CI step pays), runs are interleaved so that load
-on the machine hits both sides alike, and medians are reported with the ratio. A bare
-`python -c pass` is timed too: no Python program can start faster than that here. Targets
-(issue 2): detect at least 20x faster than collect_env and under 150 ms median.
+Each run is a fresh process (what a user or a CI step pays) of this interpreter, the package
+bytecode-compiled first, as installed; runs are interleaved so that load on the machine hits every
+side alike, and medians are reported with the ratios. A bare `python -c pass` is timed too: no
+Python program can start faster than that here. With `--baseline DIR` the same command runs from
+a second tree (e.g. the tree before a reorganisation) in the same rounds (see paired.py). Targets
+(issue 16): detect --json at most 100 ms median and at least 30x faster than collect_env.
 
-`--importtime` prints the slowest imports of one `python -X importtime -m setup_env detect --json`.
+`--importtime` lists, for each tree, what `python -m setup_env detect --json` imports.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
+import importlib.util
 import subprocess
 import sys
 import threading
 import time
 
-DETECT = [sys.executable, "-m", "setup_env", "detect", "--json"]
-COLLECT_ENV = [sys.executable, "-m", "torch.utils.collect_env"]
-BARE = [sys.executable, "-c", "pass"]
+import paired  # same folder
+
+BUDGET_MS = 100
+COLLECT_ENV_RATIO = 30
+DETECT = ["-m", "setup_env", "detect", "--json"]
+COLLECT_ENV = ["-m", "torch.utils.collect_env"]
 
 
 def timed_run(
@@ -43,95 +47,46 @@ def timed_run(
     return time.perf_counter() - start, code
 
 
-def once(argv: list[str], timeout: float = 120) -> float:
-    elapsed, code = timed_run(argv, timeout)
-    if code != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {code}")
-    return elapsed
-
-
-def importtime(top: int = 15) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", *DETECT[1:]],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    rows = []
-    for line in proc.stderr.splitlines():
-        parts = line.split("|")
-        if len(parts) == 3 and parts[1].strip().isdigit():
-            rows.append((int(parts[1]), parts[2].rstrip()))
-    for cumulative, name in sorted(rows, reverse=True)[:top]:
-        print(f"{cumulative / 1000:8.1f} ms  {name}")
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=15, help="detect runs (default 15)")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    paired.add_arguments(parser)
     parser.add_argument(
-        "--collect-env-runs", type=int, default=5, help="collect_env runs (default 5)"
-    )
-    parser.add_argument("--importtime", action="store_true", help="show the slowest imports")
-    parser.add_argument(
-        "--no-bytecode",
-        action="store_true",
-        help="keep PYTHONDONTWRITEBYTECODE as set (every run compiles every module)",
+        "--collect-env-runs", type=int, default=9, help="collect_env runs (default 9)"
     )
     args = parser.parse_args()
-    if not args.no_bytecode:
-        # As installed (pip compiles .pyc files); this sandbox sets PYTHONDONTWRITEBYTECODE=1,
-        # which makes every run compile every module (both sides: collect_env and torch too).
-        # The bytecode goes to a private prefix so the repository stays clean.
-        import tempfile
-
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="setup-env-bench-")
-        print(f"bytecode cached under {os.environ['PYTHONPYCACHEPREFIX']}")
+    trees = paired.trees(args)
     if args.importtime:
-        importtime()
+        paired.show_imports(trees, DETECT)
         return 0
-
-    try:
-        import importlib.util
-
-        have_torch = importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):
-        have_torch = False
-    # Warm the file cache once for each side.
-    once(DETECT)
-    once(BARE)
-    if have_torch:
-        once(COLLECT_ENV)
-
-    detect: list[float] = []
-    bare: list[float] = []
-    collect: list[float] = []
-    every = max(1, args.runs // max(1, args.collect_env_runs))
-    for i in range(args.runs):
-        detect.append(once(DETECT))
-        bare.append(once(BARE))
-        if have_torch and len(collect) < args.collect_env_runs and i % every == 0:
-            collect.append(once(COLLECT_ENV))
-
-    def ms(values: list[float]) -> str:
-        median = statistics.median(values) * 1000
-        low, high = min(values) * 1000, max(values) * 1000
-        return f"median {median:7.1f} ms  (min {low:.1f}, max {high:.1f}, n={len(values)})"
-
-    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
-    print(f"python -c pass                      {ms(bare)}")
-    print(f"setup-env detect --json             {ms(detect)}")
-    if collect:
-        print(f"python -m torch.utils.collect_env   {ms(collect)}")
-        ratio = statistics.median(collect) / statistics.median(detect)
-        print(f"ratio collect_env / detect: {ratio:.1f}x (target >= 20x)")
-    else:
+    paired.header(trees)
+    env = trees[0].env
+    detects = [
+        paired.Case(f"detect --json {t.label}", [sys.executable, *DETECT], t.env) for t in trees
+    ]
+    bare = paired.bare(env)
+    cases = [*detects, bare]
+    collect = None
+    if importlib.util.find_spec("torch") is not None:
+        every = max(1, args.runs // max(1, args.collect_env_runs))
+        collect = paired.Case("collect_env", [sys.executable, *COLLECT_ENV], env, every=every)
+        cases.append(collect)
+    paired.interleave(cases, args.runs)
+    paired.table(cases)
+    base = detects[1] if len(detects) > 1 else None
+    met = paired.compare("detect --json", detects[0], base, bare, BUDGET_MS)
+    if collect is None:
         print("torch is not installed here: collect_env not timed")
-    over = statistics.median(detect) - statistics.median(bare)
-    print(f"detect beyond bare interpreter start-up: {over * 1000:.1f} ms")
-    return 0
+        return 0 if met else 1
+    for c in detects:
+        ratio = collect.median_ms() / c.median_ms()
+        verdict = "PASS" if ratio >= COLLECT_ENV_RATIO else "OVER"
+        print(
+            f"collect_env / {c.name}: {ratio:.1f}x (target >= {COLLECT_ENV_RATIO}x: {verdict}; "
+            f"met at <= {collect.median_ms() / COLLECT_ENV_RATIO:.1f} ms here); "
+            f"by CPU time {collect.cpu_ms() / c.cpu_ms():.1f}x (less swayed by other jobs)"
+        )
+    fast_enough = collect.median_ms() / detects[0].median_ms() >= COLLECT_ENV_RATIO
+    return 0 if met and fast_enough else 1
 
 
 if __name__ == "__main__":

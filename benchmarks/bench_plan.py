@@ -1,42 +1,37 @@
 #!/usr/bin/env python3
 """Time `setup-env plan --json` (whole process) and loading the bundled wheel matrix.
 
-    python benchmarks/bench_plan.py [--runs N]
+    python benchmarks/bench_plan.py [--runs N] [--baseline DIR]
 
-Reported (medians): a fresh process running `plan --json` for this machine (detection included),
-the same for a what-if spec (no detection: the planner's own cost), a bare `python -c pass` for
-reference, and in-process: reading + validating the bundled matrix into typed rows (no cache),
-and one `make_plan`. Targets (issue 3): plan --json under 200 ms, matrix load well under 20 ms.
+Reported (medians of interleaved fresh processes of this interpreter, the package
+bytecode-compiled first, as installed): `plan --json` for this machine (detection included), the
+same for a what-if spec (no detection: the planner's own cost), a bare `python -c pass` for
+reference; with `--baseline DIR` both plans also run from a second tree in the same rounds (see
+paired.py). Then, in-process and for the tree under test only: reading + validating the bundled
+matrix into typed rows (no cache), and one `make_plan`. Targets: plan --json at most 110 ms
+(issue 16), matrix load well under 20 ms (issue 3).
+
+`--importtime` lists, for each tree, what `python -m setup_env plan --json` imports.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
+from pathlib import Path
 
-from bench_detect import timed_run  # same folder: the one precise whole-process timer
+import paired  # same folder
 
-PLAN = [sys.executable, "-m", "setup_env", "plan", "--json"]
+BUDGET_MS = 110
+PLAN = ["-m", "setup_env", "plan", "--json"]
 SPEC = [*PLAN, "--os", "linux", "--python", "3.12", "--gpu", "H100", "--driver", "535.104.05"]
-BARE = [sys.executable, "-c", "pass"]
 
 
-ENV = dict(os.environ)
-
-
-def once(argv: list[str]) -> float:
-    elapsed, code = timed_run(argv, 120, ENV)
-    if code not in (0, 1):
-        raise SystemExit(f"{' '.join(argv)} exited {code}")
-    return elapsed
-
-
-def in_process(runs: int) -> tuple[float, float]:
+def in_process(root: Path, runs: int) -> tuple[float, float]:
+    sys.path.insert(0, str(root))  # the tree under test, not whatever setup_env is installed
     from setup_env.decide.plan import make_plan, spec_facts
     from setup_env.knowledge import matrix as mx
 
@@ -57,36 +52,35 @@ def in_process(runs: int) -> tuple[float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument(
-        "--no-bytecode",
-        action="store_true",
-        help="keep PYTHONDONTWRITEBYTECODE as set (every run compiles every module)",
-    )
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    paired.add_arguments(ap)
     args = ap.parse_args()
-    if not args.no_bytecode:
-        # An installed package has .pyc files (pip compiles them); this sandbox sets
-        # PYTHONDONTWRITEBYTECODE=1, which would make every run compile every module. Keep the
-        # bytecode in a private prefix so the repository stays clean.
-        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
-        ENV["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="setup-env-bench-")
-        print(f"bytecode cached under {ENV['PYTHONPYCACHEPREFIX']}")
-    once(PLAN)  # warm the page cache (and the bytecode)
-    once(SPEC)
-    times: dict[str, list[float]] = {"plan": [], "spec": [], "bare": []}
-    for _ in range(args.runs):  # interleaved, so machine load hits all alike
-        times["plan"].append(once(PLAN))
-        times["spec"].append(once(SPEC))
-        times["bare"].append(once(BARE))
-    med = {k: statistics.median(v) * 1000 for k, v in times.items()}
-    load, plan = in_process(args.runs)
-    print(f"setup-env plan --json (this machine)  median {med['plan']:7.1f} ms  (target < 200)")
-    print(f"setup-env plan --json --os ... (spec) median {med['spec']:7.1f} ms")
-    print(f"python -c pass                        median {med['bare']:7.1f} ms")
-    print(f"matrix load (read+validate+rows)      median {load * 1000:7.1f} ms  (target < 20)")
-    print(f"make_plan (H100, driver 535)          median {plan * 1000:7.1f} ms")
-    return 0 if med["plan"] < 200 and load < 0.020 else 1
+    trees = paired.trees(args)
+    if args.importtime:
+        paired.show_imports(trees, PLAN)
+        return 0
+    paired.header(trees)
+    ok = (0, 1)  # 1: no build fits, a result
+    plans = [
+        paired.Case(f"plan --json {t.label}", [sys.executable, *PLAN], t.env, ok) for t in trees
+    ]
+    specs = [
+        paired.Case(f"plan --json --os ... (spec) {t.label}", [sys.executable, *SPEC], t.env, ok)
+        for t in trees
+    ]
+    bare = paired.bare(trees[0].env)
+    cases = [*plans, *specs, bare]
+    paired.interleave(cases, args.runs)
+    paired.table(cases)
+    base = plans[1] if len(plans) > 1 else None
+    met = paired.compare("plan --json", plans[0], base, bare, BUDGET_MS)
+    if len(specs) > 1:
+        ratio = specs[0].median_ms() / specs[1].median_ms()
+        print(f"plan --json --os ... (spec) new / baseline: {ratio:.3f}x wall")
+    load, plan = in_process(trees[0].root, args.runs)
+    print(f"matrix load (read+validate+rows), new  median {load * 1000:7.1f} ms  (target < 20)")
+    print(f"make_plan (H100, driver 535), new      median {plan * 1000:7.1f} ms")
+    return 0 if met and load < 0.020 else 1
 
 
 if __name__ == "__main__":
