@@ -41,7 +41,7 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's setup_env, installed or not
-from setup_env.knowledge import refresh  # noqa: E402  (the one writer of wheels.json, and the tag rules)
+from setup_env.knowledge import live, refresh  # noqa: E402  (the tag rules; the one writer)
 from setup_env.knowledge.matrix import plannable  # noqa: E402  (the one rule: which rows a plan uses)
 from setup_env.knowledge.tags import platform_of_tag  # noqa: E402
 
@@ -707,11 +707,11 @@ def generate(reference: Path) -> dict[str, Any]:
                 for plat in ("linux_x86_64", "linux_aarch64"):
                     pmin[plat] = {"glibc": glibc, "confidence": conf, "source": src}
         # the lowest macOS any arm64 file of this release installs on
-        pmin.update(refresh.platform_min_from_tags(files, ["macos_arm64"], cap_src))
+        pmin.update(live.platform_min_from_tags(files, ["macos_arm64"], cap_src))
         releases[rel] = {
             "uploaded": min(row["up"]),
             "requires_python": rp[0] if len(rp) == 1 else ", ".join(rp),
-            "python": refresh.python_versions(row["files"]),
+            "python": live.python_versions(row["files"]),
             "pypi_files": files,
             "pypi_variant": pv,
             "index": {k: dict(sorted(index[k].items())) for k in sorted(index)},

@@ -19,6 +19,7 @@ from packaging.version import Version
 
 from setup_env.cli import main
 from setup_env.knowledge import index, matrix, refresh
+from setup_env.knowledge import live as live_mod
 from setup_env.knowledge.variant import CPU, Variant
 
 V = Variant.parse
@@ -118,7 +119,7 @@ def snapshot(srv: Any, variants: list[str], pypi: str = "simple") -> Any:
 
 
 def test_live_view_from_real_answers(server: Any) -> None:
-    live = refresh.live_view(snapshot(server, ["cu130", "cu126", "cpu", "cu117", "cu999"]))
+    live = live_mod.live_view(snapshot(server, ["cu130", "cu126", "cpu", "cu117", "cu999"]))
     rel = live["releases"]
     # PyPI facts (VERIFIED.md section 1)
     assert rel["2.15.0"]["requires_python"] == ">=3.11"
@@ -144,12 +145,12 @@ def test_live_view_from_real_answers(server: Any) -> None:
 
 
 def test_no_drift_against_itself(server: Any) -> None:
-    live = refresh.live_view(snapshot(server, ["cu130", "cpu"]))
-    assert refresh.drift(live, live) == []
+    live = live_mod.live_view(snapshot(server, ["cu130", "cpu"]))
+    assert live_mod.drift(live, live) == []
 
 
 def test_drift_found(server: Any) -> None:
-    live = refresh.live_view(snapshot(server, ["cu130", "cu126"]))
+    live = live_mod.live_view(snapshot(server, ["cu130", "cu126"]))
     bundled = json.loads(json.dumps(live))
     del bundled["releases"]["2.15.0"]  # a release the data does not know yet
     bundled["releases"]["2.14.1"]["pypi"]["win_amd64"].remove("cp314t")
@@ -157,7 +158,7 @@ def test_drift_found(server: Any) -> None:
     bundled["releases"]["2.14.0"]["variants"].pop("cu126")
     bundled["releases"]["2.12.0"]["variants"]["cu999"] = {"linux_x86_64": []}
     live["absent_variants"] = ["cu999"]
-    found = refresh.drift(bundled, live)
+    found = live_mod.drift(bundled, live)
     assert found == [
         "torch 2.13.0+cu126: in the data, not on the index",
         "torch 2.14.0+cu126: on the index, not in the data (linux_x86_64, windows_x86_64)",
@@ -172,7 +173,7 @@ def test_full_pypi_capture_matches_verified_table(server: Any) -> None:
     """The whole captured PyPI answer (fixtures/reference/captures): every release 1.13.0-2.15.0
     is read, and the
     2.10.0 build-tagged wheels (torch-2.10.0-3-cp310-...) keep their real platform tags."""
-    live = refresh.live_view(snapshot(server, [], pypi="full/simple"))
+    live = live_mod.live_view(snapshot(server, [], pypi="full/simple"))
     rel = live["releases"]
     assert {"1.13.0", "2.6.0", "2.10.0", "2.15.0"} <= set(rel)
     assert set(rel["2.10.0"]["pypi"]) == {
@@ -197,7 +198,7 @@ def test_hostile_index_cannot_inject(server: Any) -> None:
     )
     snap.variants["cu130"] = hostile_page
     snap.pypi["torch"] = hostile_json
-    live = refresh.live_view(snap)
+    live = live_mod.live_view(snap)
     text = json.dumps(live)
     for bad in HOSTILE:
         assert bad not in text
@@ -338,7 +339,7 @@ def test_refresh_merges_live_data_and_load_matrix_uses_it(
 def test_refresh_adds_a_release_the_data_lacks(server: Any) -> None:
     base = bundled_doc()
     del base["releases"]["2.15.0"]
-    live = refresh.live_view(snapshot(server, ["cu130"]))
+    live = live_mod.live_view(snapshot(server, ["cu130"]))
     new = refresh.merge_view(
         base, live, "2026-12-03", [f"{server.url}/simple", f"{server.url}/whl"]
     )

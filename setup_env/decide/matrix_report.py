@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from setup_env.knowledge.refresh import release_key
+from setup_env.knowledge.live import release_key
 from setup_env.knowledge.variant import Variant, is_index_label
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from setup_env.decide.matrix_report import SHORT, select, variant_rows
-from setup_env.knowledge.refresh import release_key
+from setup_env.knowledge.live import release_key
 from setup_env.knowledge.variant import Variant
 
 if TYPE_CHECKING:
