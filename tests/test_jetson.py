@@ -267,7 +267,7 @@ def test_jetpack_46_uses_the_folder_only_and_says_the_wheel_is_unconfirmed() -> 
     p = _jetpack_plan("Jetson Nano", "4.6", "3.6")
     row = gpus.load().jetpack("4.6")
     assert row is not None
-    assert p.argv[:5] == ("pip", "install", "--no-index", "--find-links", row.index)
+    assert p.argv[:5] == ("pip", "install", "--no-index", "--find-links", row.index + "/")
     assert p.requirements == ("torch==1.10.0.*",) and "--pre" in p.argv
     assert any("not confirmed" in w for w in p.warnings)
     assert any("--no-index" in w and "dependencies" in w for w in p.warnings)

@@ -270,9 +270,12 @@ def _jetson_command(row: catalogue.JetPack) -> tuple[tuple[str, ...], str, Optio
         release = row.torch.split("+", 1)[0]
         release = re.sub(r"(a|b|rc)\d+$", "", release)
         requirement = f"torch=={release}.*"
-        argv = ("pip", "install", "--no-index", "--find-links", row.index, "--pre", requirement)
+        # The folder with its trailing slash: the listing's links are relative to it (uv resolves
+        # them against the URL as given, so `.../pytorch` would look in `.../jp/v46/`).
+        folder = row.index.rstrip("/") + "/"
+        argv = ("pip", "install", "--no-index", "--find-links", folder, "--pre", requirement)
         where = (
-            f"the wheel is in NVIDIA's folder for JetPack {row.jetpack}: {row.index} "
+            f"the wheel is in NVIDIA's folder for JetPack {row.jetpack}: {folder} "
             "(--no-index: pip looks nowhere else)"
         )
         index_url = None
