@@ -734,7 +734,9 @@ def invocations(plan: Plan, target: Target, base: str) -> list[Invocation]:
     shown = plan.command + (f"\n{plan.config}" if plan.config else "")
     out: list[Invocation] = []
 
-    def run_by(clients: Sequence[str], args: Sequence[str], files: Sequence[tuple[str, str]] = ()):
+    def run_by(
+        clients: Sequence[str], args: Sequence[str], files: Sequence[tuple[str, str]] = ()
+    ) -> None:
         for client in clients:
             out.append(Invocation(fmt, client, shown, tuple(args), tuple(files), target))
 
@@ -969,17 +971,12 @@ def check(plan: Plan, want: Expected, outcome: Outcome) -> Proof:
         return verdict(
             False, f"the copy holds no wheel of {missing} at {want.location} for this target"
         )
-    if want.unrunnable:
-        warned = any("PEP 440" in w for w in plan.warnings)
-        refused = not outcome.ok and "version" in outcome.message.lower()
-        if outcome.ok or (refused and warned):
-            pass  # an old pip still takes it; a refusing client is what the plan warns of
-        else:
-            return verdict(
-                False, f"{want.unrunnable}; {outcome.message or 'no warning in the plan'}"
-            )
-        if not outcome.ok:
+    if want.unrunnable and not outcome.ok:
+        # pip >= 24.1 and uv refuse a non-PEP 440 version (an older pip takes it): accepted only
+        # where the plan says so in a warning.
+        if "version" in outcome.message.lower() and any("PEP 440" in w for w in plan.warnings):
             return verdict(True, f"refused as the plan warns: {want.unrunnable}")
+        return verdict(False, f"{want.unrunnable}, and the plan does not warn: {outcome.message}")
     if not outcome.ok:
         return verdict(False, outcome.message)
     if dict(outcome.chosen) != dict(want.wheels):

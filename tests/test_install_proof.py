@@ -394,3 +394,26 @@ def test_the_pypi_copy_holds_the_real_file_names() -> None:
     assert captured
     names = {f.filename for page in copy.whl.values() for fs in page.values() for f in fs}
     assert set(captured.values()) <= names
+
+
+def test_the_poetry_snippets_read_the_same_without_tomllib() -> None:
+    """Python 3.9/3.10 read the printed poetry snippet with the harness's own reader."""
+    tomllib = pytest.importorskip("tomllib")
+    configs = {
+        plan.config
+        for cases in FAMILIES.values()
+        for _label, plan, _facts in plans_of(cases)
+        if ip.installer_format(plan) == "poetry" and plan.config
+    }
+    assert configs
+    for config in configs:
+        full = tomllib.loads(config)["tool"]["poetry"]
+        mini = ip._mini_toml(config)["tool"]["poetry"]
+        assert {
+            k: v["version"] if isinstance(v, dict) else v for k, v in full["dependencies"].items()
+        } == {
+            k: v["version"] if isinstance(v, dict) else v for k, v in mini["dependencies"].items()
+        }
+        assert [(s["name"], s["url"]) for s in full.get("source", [])] == [
+            (s["name"], s["url"]) for s in mini.get("source", [])
+        ]
