@@ -159,6 +159,26 @@ SOURCES: dict[str, str] = {
         "release-notes/pytorch-jetson-rel.html"
     ),
     "JETSON-AI-LAB": "https://pypi.jetson-ai-lab.io/",
+    # NVIDIA staff's "PyTorch for Jetson" thread: the wheel (torch release, JetPack releases) list.
+    "JETSON-FORUM": "https://forums.developer.nvidia.com/t/pytorch-for-jetson/72048",
+    # NVIDIA moderator, 2025: "2.4.0, 2.5.0, and 2.6.0rc1 for the JetPack 6.1 environment" on
+    # the Jetson AI Lab index jp6/cu126.
+    "JETSON-FORUM-JP61": (
+        "https://forums.developer.nvidia.com/t/jetpack-6-1-install-pytorch-2-5-1/318629/7"
+    ),
+    # [secondary] an NVIDIA employee's repository: its L4T -> JetPack table (35.5.0 = 5.1.3,
+    # 35.6.0 = 5.1.4, 35.6.1/35.6.2 = 5.1.5, 35.6.4 = 5.1.6, 39.1.0 = "7.2 GA # Orin SBSA") and
+    # L4T 39 -> CUDA 13.2 (get_cuda_version), read at commit dd206bfe (2026-05-30).
+    "JETSON-CONTAINERS-L4T": (
+        "https://github.com/dusty-nv/jetson-containers/blob/"
+        "dd206bfe71f9ed35a02d9b9d9954bddb1b649602/jetson_containers/l4t_version.py"
+    ),
+    # [secondary] independent install scripts naming the same NVIDIA wheel URL (the search index's
+    # file ids): jp/v512 torch-2.1.0a0+41361538.nv23.06-cp38 (9912602627, 55701283109,
+    # 15207225270, 29191287345, 17276186309); jp/v461 torch-1.11.0a0+17540c5+nv22.01-cp36
+    # (813031960, 42204307987, 27348147625, 47150507197; jetson-containers' pytorch config saves
+    # it under the PEP 440 name torch-1.11.0a0+17540c5-cp36...).
+    "JETSON-WHEEL-COPIES": "https://developer.download.nvidia.com/compute/redist/jp/",
     "JETPACK7": "https://developer.nvidia.com/embedded/jetpack-sdk-70",
     "REVIEW-11": "https://github.com/nvidia-holoscan/holohub/issues/1687",
 }
@@ -771,55 +791,103 @@ ROCM_WHEELS: list[dict[str, Any]] = [
 
 # --- Jetson: JetPack <-> L4T <-> CUDA <-> NVIDIA's torch ---------------------------------------
 # index: where NVIDIA points for that JetPack's torch wheels (the Jetson AI Lab index from JetPack
-# 6 on; NVIDIA's redist folder before). torch: the newest NVIDIA-built torch for it (None: none).
-# sbsa: the JetPack runs PyTorch's own SBSA (linux aarch64) CUDA 13 wheels where they carry the
-# GPU's arch (JetPack 7 / Thor).
+# 6 on; NVIDIA's redist folder before). torch: the exact version of NVIDIA's newest wheel for it
+# (None: none). wheel: that wheel's file name in the redist folder, where sources name it: the plan
+# installs it by URL, so pip can never take PyPI's CPU-only aarch64 torch instead (issue 17).
+# sbsa: the JetPack runs PyTorch's own SBSA (linux aarch64) CUDA wheels where they carry the GPU's
+# arch (JetPack 7). confidence: of the row (JetPack <-> L4T <-> CUDA); torch_confidence: of the
+# wheel (V: NVIDIA's own page or listing names the file; V2: NVIDIA names the release and several
+# independent copies the file; I: inferred; ?: unconfirmed). A '?' row is planned only when the
+# machine is known to run it (--jetpack, /etc/nv_tegra_release, its CUDA), never assumed for an
+# unknown JetPack nor offered as an upgrade; a torch_confidence below V2 is a plan warning.
 JETPACK: list[dict[str, Any]] = []
 
 
 # fmt: off
 def jetpack(version: str, l4t: str, cuda: str, modules: list[str], python: str,
             index: Optional[str], torch: Optional[str], sources: list[str], sbsa: bool = False,
-            note: str = "", driver: Optional[str] = None) -> None:
+            note: str = "", driver: Optional[str] = None, wheel: Optional[str] = None,
+            confidence: str = "V2", torch_confidence: str = "V2") -> None:
     JETPACK.append({
         "jetpack": version, "l4t": l4t, "cuda": cuda, "modules": modules, "python": python,
-        "index": index, "torch": torch, "sbsa": sbsa, "driver": driver,
-        "kernel": L4T_KERNEL[l4t.split(".")[0]], "sources": sources, "note": note,
+        "index": index, "torch": torch, "wheel": wheel, "sbsa": sbsa, "driver": driver,
+        "kernel": L4T_KERNEL.get(l4t.split(".")[0]), "sources": sources, "note": note,
+        "confidence": confidence, "torch_confidence": torch_confidence,
     })
 
 
 # The Linux kernel series each L4T major ships ("-tegra" kernels), as seen in public captures:
 # 4.9.253-tegra on R32.6.1 and 5.15.148-tegra on R36.4.3 (tests/fixtures/hosts/jetson-orin-nx-jp62
 # SOURCES.md), 5.10.120-tegra on JetPack 5 (tests/fixtures/collect_env/jetson-agx-orin-nv23.02),
-# 6.8.12-tegra on R38.2.0 (jetson_stats#711).
+# 6.8.12-tegra on R38.2.0 (jetson_stats#711). R39 (JetPack 7.2): none seen, so no kernel.
 L4T_KERNEL = {"32": "4.9", "35": "5.10", "36": "5.15", "38": "6.8"}
 
 
 NV_REDIST = "https://developer.download.nvidia.com/compute/redist/jp"
 AI_LAB = "https://pypi.jetson-ai-lab.io/jp6"
 ORIN, XAVIER, OLD = ["8.7"], ["7.2", "8.7"], ["5.3", "6.2", "7.2"]
-ARCHIVE, NV_RN = "JETPACK-ARCHIVE", "JETSON-PYTORCH-RN"
+ARCHIVE, NV_RN, FORUM = "JETPACK-ARCHIVE", "JETSON-PYTORCH-RN", "JETSON-FORUM"
+L4T_TABLE, COPIES = "JETSON-CONTAINERS-L4T", "JETSON-WHEEL-COPIES"
+JP5_WHEEL = "torch-2.1.0a0+41361538.nv23.06-cp38-cp38-linux_aarch64.whl"
+JP5_NOTE = ("NVIDIA's thread lists torch 2.1.0 (2.1.0a0+41361538.nv23.06, jp/v512) for JetPack "
+            "5.1, 5.1.1 and 5.1.2")
+JP5_LATER = ("NVIDIA published no torch wheel for JetPack 5.1.3 and later: the 5.1.2 wheel is "
+             "inferred to run (same L4T R35, CUDA 11.4 and Python 3.8)")
+AI_LAB_NOTE = ("which torch releases the Jetson AI Lab index holds is not confirmed by a source "
+               "read: NVIDIA's forum names 2.4.0, 2.5.0 and 2.6.0rc1 on jp6/cu126 (2025)")
 #       JetPack  L4T       CUDA    modules  Python index                     torch
 jetpack("4.6",   "32.6.1", "10.2", OLD,    "3.6",  f"{NV_REDIST}/v46/pytorch",  "1.10.0",
-        [ARCHIVE, NV_RN])
-jetpack("4.6.1", "32.7.1", "10.2", OLD,    "3.6",  f"{NV_REDIST}/v461/pytorch", "1.11.0",
-        [ARCHIVE, NV_RN])
-jetpack("5.1.2", "35.4.1", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch", "2.1.0",
-        [ARCHIVE, NV_RN])
+        [ARCHIVE, NV_RN, FORUM], torch_confidence="?",
+        note="NVIDIA's thread lists torch 1.10.0 (torch-1.10.0-cp36-cp36m-linux_aarch64.whl, on "
+             "nvidia.box.com) for JetPack 4.4-4.6; which file the v46 folder holds is "
+             "unconfirmed (copies name four different ones)")
+jetpack("4.6.1", "32.7.1", "10.2", OLD,    "3.6",  f"{NV_REDIST}/v461/pytorch",
+        "1.11.0a0+17540c5+nv22.01", [ARCHIVE, NV_RN, COPIES],
+        wheel="torch-1.11.0a0+17540c5+nv22.01-cp36-cp36m-linux_aarch64.whl",
+        note="the file is named by several independent copies, not by an NVIDIA page read; its "
+             "version is not PEP 440 (two '+'): pip >= 24.1 and uv refuse it, while JetPack "
+             "4.6.1's Python 3.6 has pip <= 21.3.1, which installs it")
+jetpack("5.1",   "35.2.1", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch",
+        "2.1.0a0+41361538.nv23.06", [ARCHIVE, FORUM, L4T_TABLE, COPIES], wheel=JP5_WHEEL,
+        note=JP5_NOTE)
+jetpack("5.1.1", "35.3.1", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch",
+        "2.1.0a0+41361538.nv23.06", [ARCHIVE, FORUM, L4T_TABLE, COPIES], wheel=JP5_WHEEL,
+        note=JP5_NOTE)
+jetpack("5.1.2", "35.4.1", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch",
+        "2.1.0a0+41361538.nv23.06", [ARCHIVE, NV_RN, FORUM, COPIES], wheel=JP5_WHEEL,
+        note=JP5_NOTE)
+jetpack("5.1.3", "35.5.0", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch",
+        "2.1.0a0+41361538.nv23.06", [FORUM, L4T_TABLE, COPIES], wheel=JP5_WHEEL,
+        torch_confidence="I", note=JP5_LATER)
+jetpack("5.1.4", "35.6.0", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch",
+        "2.1.0a0+41361538.nv23.06", [FORUM, L4T_TABLE, COPIES], wheel=JP5_WHEEL,
+        torch_confidence="I", note=JP5_LATER)
+jetpack("5.1.5", "35.6.1", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch",
+        "2.1.0a0+41361538.nv23.06", [FORUM, L4T_TABLE, COPIES], wheel=JP5_WHEEL,
+        torch_confidence="I", note=JP5_LATER + "; L4T 35.6.2 is 5.1.5 too")
+jetpack("5.1.6", "35.6.4", "11.4", XAVIER, "3.8",  f"{NV_REDIST}/v512/pytorch",
+        "2.1.0a0+41361538.nv23.06", [FORUM, L4T_TABLE, COPIES], wheel=JP5_WHEEL,
+        torch_confidence="I", note=JP5_LATER)
 jetpack("6.0",   "36.3.0", "12.2", ORIN,   "3.10", f"{AI_LAB}/cu122",           "2.4.0",
-        [ARCHIVE, NV_RN, "JETSON-AI-LAB"])
+        [ARCHIVE, NV_RN, "JETSON-AI-LAB"], torch_confidence="?",
+        note=AI_LAB_NOTE + "; NVIDIA's redist folder jp/v60 lists torch 2.4.0a0 builds")
 jetpack("6.1",   "36.4.0", "12.6", ORIN,   "3.10", f"{AI_LAB}/cu126",           "2.8.0",
-        [ARCHIVE, "JETSON-AI-LAB"])
+        [ARCHIVE, "JETSON-AI-LAB", "JETSON-FORUM-JP61"], torch_confidence="?", note=AI_LAB_NOTE)
 jetpack("6.2",   "36.4.3", "12.6", ORIN,   "3.10", f"{AI_LAB}/cu126",           "2.8.0",
-        [ARCHIVE, "JETSON-AI-LAB"], note="6.1 and 6.2 share CUDA 12.6 and the index")
+        [ARCHIVE, "JETSON-AI-LAB"], torch_confidence="?",
+        note="6.1 and 6.2 share CUDA 12.6 and the index; " + AI_LAB_NOTE)
 jetpack("6.2.1", "36.4.4", "12.6", ORIN,   "3.10", f"{AI_LAB}/cu126",           "2.8.0",
-        [ARCHIVE, "JETSON-AI-LAB"])
+        [ARCHIVE, "JETSON-AI-LAB"], torch_confidence="?", note=AI_LAB_NOTE)
 jetpack("7.0",   "38.2.0", "13.0", ["11.0"], "3.12", None, None,
         ["JETPACK7", "REVIEW-11", "NAME-THOR-TORCH"], sbsa=True, driver="580.00",
         note="Jetson Thor: PyTorch's SBSA CUDA 13 wheels (sm_110); L4T's driver reports 580.00")
 jetpack("7.1",   "38.4.0", "13.0", ["11.0"], "3.12", None, None,
         ["JETPACK7", "REVIEW-11", "NAME-THOR-TORCH"], sbsa=True, driver="580.00",
         note="Jetson Thor (T5000/T4000): PyTorch's SBSA CUDA 13 wheels")
+jetpack("7.2",   "39.1.0", "13.2", ORIN,   "3.12", None, None, [L4T_TABLE], sbsa=True,
+        confidence="?",
+        note="Orin in SBSA mode ('7.2 GA # Orin SBSA', L4T 39 -> CUDA 13.2): one secondary "
+             "source; its driver version and kernel are not known here")
 # fmt: on
 
 

@@ -118,6 +118,34 @@ def test_plan_argv_is_revalidated() -> None:
             inst.install_args(plan(bad))
 
 
+def test_jetson_forms_are_passed_on() -> None:
+    """NVIDIA's Jetson wheels (issue 17): by URL, or from the folder with --no-index."""
+    url = (
+        "https://developer.download.nvidia.com/compute/redist/jp/v512/pytorch/"
+        "torch-2.1.0a0+41361538.nv23.06-cp38-cp38-linux_aarch64.whl"
+    )
+    assert inst.install_args(plan(("pip", "install", url))).requirements == (url,)
+    folder = "https://developer.download.nvidia.com/compute/redist/jp/v46/pytorch"
+    args = inst.install_args(
+        plan(
+            ("pip", "install", "--no-index", "--find-links", folder, "--pre", "torch==1.10.0.*"),
+            index_url=None,
+        )
+    )
+    assert args.requirements == ("torch==1.10.0.*",)
+    assert args.options == ("--no-index", "--find-links", folder, "--pre")
+    for bad in (
+        "https://evil.example/evil-1.0-py3-none-any.whl",
+        "http://developer.download.nvidia.com/x/torch-2.1.0-cp38-cp38-linux_aarch64.whl",
+        "https://x.example/torch-2.1.0-cp38-cp38-linux_aarch64.whl?$(id)",
+        "https://x.example/torch-2.1.0-cp38-cp38-linux_aarch64.tar.gz",
+    ):
+        with pytest.raises(InstallError):
+            inst.install_args(plan(("pip", "install", bad)))
+    with pytest.raises(InstallError):
+        inst.install_args(plan(("pip", "install", "--find-links", "/tmp/x", "torch==1.0")))
+
+
 def test_argv_without_install_is_built_from_requirements() -> None:
     # uv-project / poetry plans carry a configuration, not an argv
     p = plan((), requirements=("torch==2.13.0", "torchvision==0.28.0"))

@@ -173,6 +173,106 @@ def test_cli_jetpack_what_if() -> None:
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
+# --- issue 17: commands pip accepts and that cannot fall back to PyPI's CPU torch ---------------
+
+
+def _jetpack_plan(gpu: str, jp: str, python: str) -> Plan:
+    return make_plan(spec_facts(os="linux", python=python, gpus=[gpu], jetpack=jp), None, M)
+
+
+def test_issue_17_jetpack_512_installs_nvidias_wheel_by_its_url() -> None:
+    """`plan --gpu "Jetson AGX Orin" --jetpack 5.1.2 --python 3.8` printed
+    `pip install --pre --find-links .../v512/pytorch 'torch==2.1.0*'`: not PEP 440, and the valid
+    `==2.1.0.*` would take PyPI's CPU-only aarch64 torch 2.1.0 over NVIDIA's 2.1.0a0 build."""
+    p = _jetpack_plan("Jetson AGX Orin", "5.1.2", "3.8")
+    url = (
+        "https://developer.download.nvidia.com/compute/redist/jp/v512/pytorch/"
+        "torch-2.1.0a0+41361538.nv23.06-cp38-cp38-linux_aarch64.whl"
+    )
+    assert p.argv == ("pip", "install", url) and p.command == f"pip install {url}"
+    assert p.torch_version == "2.1.0a0+41361538.nv23.06"
+    assert p.requirements == (f"torch @ {url}",)
+    assert "*" not in p.command
+    _never_a_driver(p)
+
+
+@pytest.mark.parametrize("row", gpus.load().jetpacks, ids=lambda j: f"jp{j.jetpack}")
+def test_every_jetpack_command_is_pep_508_and_never_reaches_pypi(row: gpus.JetPack) -> None:
+    from packaging.requirements import Requirement
+
+    cc = row.modules[0]
+    model = next(
+        m for m in gpus.load().models if m.segment == "embedded" and m.compute_capability == cc
+    )
+    p = _jetpack_plan(model.name, row.jetpack, row.python)
+    assert p.status == "ok", p.reasons
+    for req in p.requirements:
+        Requirement(req)  # raises on `torch==2.1.0*`
+    if row.sbsa:
+        return  # PyTorch's own wheels, proven with the desktop plans (tests/test_install_proof.py)
+    argv = list(p.argv)
+    by_url = any(a.startswith("https://") and a.endswith(".whl") for a in argv)
+    no_index = "--no-index" in argv
+    own_index = "--index-url" in argv and "jetson-ai-lab" in argv[argv.index("--index-url") + 1]
+    assert [by_url, no_index, own_index].count(True) == 1, p.command
+    assert "--extra-index-url" not in argv
+    if row.torch_confidence in ("I", "?"):
+        assert any(f"JetPack {row.jetpack}" in w and row.torch in w for w in p.warnings)
+
+
+@pytest.mark.parametrize(
+    ("l4t", "jetpack"),
+    [("35.5.0", "5.1.3"), ("35.6.0", "5.1.4"), ("35.6.2", "5.1.6"), ("35.2.1", "5.1"),
+     ("39.1.0", "7.2")],
+)  # fmt: skip
+def test_detected_l4t_of_the_added_rows_is_planned_without_assuming(l4t: str, jetpack: str) -> None:
+    """Data review 2026-12b row 10 / issue 17 data row 5: L4T 35.5-35.6 (JetPack 5.1.3-5.1.6) and
+    39.1 (JetPack 7.2) were missing: planned as 'assumed 5.1.2' or not at all."""
+    from dataclasses import replace
+
+    from setup_env.facts import JetsonInfo
+
+    py = "3.12" if l4t.startswith("39") else "3.8"
+    facts = spec_facts(os="linux", arch="aarch64", python=py)
+    facts = replace(
+        facts,
+        jetson=JetsonInfo(module="Orin", l4t=l4t, compute_capability="8.7", sources={"l4t": "x"}),
+    )
+    p = make_plan(facts, None, M)
+    assert p.status == "ok" and p.details["jetpack"] == jetpack, (p.reasons, p.details)
+    assert not any("assumed" in w for w in p.warnings)
+    _never_a_driver(p)
+
+
+def test_jetpack_514_plans_with_the_inferred_wheel() -> None:
+    p = _jetpack_plan("Jetson AGX Xavier", "5.1.4", "3.8")
+    assert p.status == "ok" and "v512/pytorch/torch-2.1.0a0+41361538.nv23.06" in p.command
+    assert any("inferred" in w for w in p.warnings)
+    assert p.details["torch_confidence"] == "I"
+
+
+def test_an_unconfirmed_jetpack_is_never_assumed_nor_advised() -> None:
+    """JetPack 7.2 (Orin SBSA) rests on one secondary source: planned when named or detected,
+    never the guess for an Orin of unknown JetPack, never an upgrade."""
+    row = gpus.load().jetpack("7.2")
+    assert row is not None and not row.assumable and row.supports("8.7")
+    guess = make_plan(spec_facts(os="linux", python="3.10", gpus=["Jetson AGX Orin"]), None, M)
+    assert "jetson-ai-lab" in guess.command and "JetPack 7.2" not in _text(guess)
+    named = _jetpack_plan("Jetson AGX Orin", "7.2", "3.12")
+    assert named.status == "ok" and named.details["jetpack"] == "7.2"
+    assert named.variant is not None and named.variant.is_cuda
+
+
+def test_jetpack_46_uses_the_folder_only_and_says_the_wheel_is_unconfirmed() -> None:
+    p = _jetpack_plan("Jetson Nano", "4.6", "3.6")
+    row = gpus.load().jetpack("4.6")
+    assert row is not None
+    assert p.argv[:5] == ("pip", "install", "--no-index", "--find-links", row.index + "/")
+    assert p.requirements == ("torch==1.10.0.*",) and "--pre" in p.argv
+    assert any("not confirmed" in w for w in p.warnings)
+    assert any("--no-index" in w and "dependencies" in w for w in p.warnings)
+
+
 # --- doctor / diagnose ---------------------------------------------------------------------
 
 

@@ -63,6 +63,7 @@ _REQUIREMENT = re.compile(
     r"(?:(?:===|==|!=|~=|>=|<=|<|>)[A-Za-z0-9.*+!_-]{1,64}"
     r"(?:,(?:===|==|!=|~=|>=|<=|<|>)[A-Za-z0-9.*+!_-]{1,64})*)?$"
 )
+_TORCH_WHEEL = re.compile(r"torch-[0-9][0-9A-Za-z.+!_]*-[a-z0-9_.]+-[a-z0-9_.]+-[a-z0-9_.]+\.whl")
 _URL_CHARS = re.compile(r"^[A-Za-z0-9._~:/?#@!&+,;=%\[\]-]+$")
 _HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$|^\[[0-9A-Fa-f:.]{2,45}\]$")
 
@@ -77,6 +78,9 @@ _PLAN_OPTIONS: dict[str, int] = {
     "--upgrade": 0,
     "-U": 0,
     "--torch-backend": 1,  # uv
+    # NVIDIA's Jetson folders (setup_env/decide/jetsonplan.py): pip looks there and nowhere else.
+    "--no-index": 0,
+    "--find-links": 1,
 }
 _INDEX_OPTIONS = ("--index-url", "-i", "--default-index")
 
@@ -123,6 +127,17 @@ def check_requirement(text: str) -> str:
     if not _REQUIREMENT.match(text):
         raise InstallError(f"the plan names a requirement setup-env will not pass on: {text!r}")
     return text
+
+
+def check_wheel_url(text: str) -> str:
+    """A wheel named by its ``https://`` URL (NVIDIA's Jetson builds): URL characters only, a
+    ``.whl`` file."""
+    url = check_url(text, "the plan's wheel URL")
+    parts = urllib.parse.urlsplit(url)
+    name = urllib.parse.unquote(parts.path.rsplit("/", 1)[-1])
+    if parts.scheme != "https" or parts.query or not _TORCH_WHEEL.fullmatch(name):
+        raise InstallError(f"the plan names a requirement setup-env will not pass on: {text!r}")
+    return url
 
 
 def check_dir(path: str, what: str = "--find-links") -> str:
@@ -350,12 +365,16 @@ def install_args(plan: Plan) -> InstallArgs:
                     if value != "auto" and not is_index_label(value):
                         raise InstallError(f"the plan's --torch-backend is not valid: {value!r}")
                     opts += [name, value]
+                elif name == "--find-links":
+                    opts += [name, check_url(value, name)]
                 elif name == "--prerelease":
                     if value not in ("allow", "if-necessary", "explicit", "disallow"):
                         raise InstallError(f"the plan's --prerelease is not valid: {value!r}")
                     opts += [name, value]
             else:
                 opts.append("--upgrade" if name == "-U" else name)
+        elif token.startswith("https://"):
+            reqs.append(check_wheel_url(token))  # a Jetson wheel named by its URL
         else:
             reqs.append(check_requirement(token))
         i += 1

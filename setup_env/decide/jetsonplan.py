@@ -6,8 +6,15 @@ Jetson (they are SBSA server builds for CUDA 13 without sm_87/sm_72); NVIDIA bui
 each JetPack (its redist folder up to JetPack 5, the Jetson AI Lab index from JetPack 6). JetPack
 7 (Thor, sm_110, CUDA 13) runs PyTorch's SBSA CUDA 13 wheels where the wheel data lists sm_110.
 
+Every command names exactly one torch and can never fall back to PyPI, whose aarch64 ``torch``
+is a CPU build that outranks NVIDIA's pre-release-numbered wheels (``2.1.0a0+41361538.nv23.06``):
+NVIDIA's redist wheel by its URL where the data names the file, else ``--no-index --find-links``
+on the folder; the Jetson AI Lab index with ``--index-url`` (which replaces PyPI). The requirement
+is checked against PEP 440 before it is printed (issue 17: ``torch==2.1.0*`` was not). A row whose
+wheel is not confirmed at a source says so in the plan's warnings.
+
 Pure: facts in, a :class:`setup_env.decide.model.Plan` out; the JetPack table is ``gpus.json``
-"jetpack" (each row with its sources).
+"jetpack" (each row with its sources and confidence).
 """
 
 from __future__ import annotations
@@ -77,6 +84,8 @@ def _row(info: JetsonInfo, cat: catalogue.Catalogue) -> tuple[Optional[catalogue
     rows = [j for j in cat.jetpacks if j.supports(cc)]
     if not rows:
         return None, ""
+    # The CUDA found narrows the JetPack (an unconfirmed row too: the machine's CUDA is evidence);
+    # the newest-for-the-module guess takes only rows the table is sure of.
     by_cuda = [j for j in rows if info.cuda and j.cuda == info.cuda]
     if by_cuda:
         row = by_cuda[-1]
@@ -84,7 +93,10 @@ def _row(info: JetsonInfo, cat: catalogue.Catalogue) -> tuple[Optional[catalogue
             f"the JetPack version is unknown: assumed JetPack {row.jetpack}, the newest with "
             f"CUDA {info.cuda} (the CUDA found); pass --jetpack X.Y to plan for another"
         )
-    row = rows[-1]
+    sure = [j for j in rows if j.assumable]
+    if not sure:
+        return None, ""
+    row = sure[-1]
     return row, (
         f"the JetPack version is unknown: assumed JetPack {row.jetpack} (the newest for "
         f"{info.module or 'this module'}); pass --jetpack X.Y to plan for another"
@@ -106,7 +118,8 @@ def plan(
     cc = info.compute_capability or ""
     module = info.module or info.model or "this Jetson"
     warnings: list[str] = [assumed] if assumed else []
-    newest = [j for j in cat.jetpacks if j.supports(cc)]
+    # Upgrades go to releases the table is sure of (an unconfirmed row is never advised).
+    newest = [j for j in cat.jetpacks if j.supports(cc) and j.assumable]
     if row is None or (cc and not row.supports(cc)):
         sm = sm_of(cc, "its GPU")
         upgrade = newest[-1] if newest else None
@@ -195,14 +208,9 @@ def _nvidia_build(
             f"{row.torch}; other releases need a source build or another JetPack"
         )
     assert row.index is not None and row.torch is not None
-    redist = "pypi.jetson-ai-lab" not in row.index
-    argv: tuple[str, ...]
-    if redist:
-        argv = ("pip", "install", "--pre", "--find-links", row.index, f"torch=={row.torch}*")
-        reasons.append(f"the wheel is in NVIDIA's folder for JetPack {row.jetpack}: {row.index}")
-    else:
-        argv = ("pip", "install", f"torch=={row.torch}", "--index-url", row.index)
-        reasons.append(f"the Jetson AI Lab index NVIDIA points to for JetPack 6: {row.index}")
+    argv, requirement, index_url, where = _jetson_command(row)
+    reasons.append(where)
+    warnings.extend(_unconfirmed(row))
     warnings.append(NEVER_DRIVER)
     if upgrade_fix:
         fixes.append(Fix(0, "upgrade-jetpack", upgrade_fix))
@@ -214,18 +222,96 @@ def _nvidia_build(
         status="ok",
         torch_version=row.torch,
         variant=Variant.cuda_of(row.cuda),
-        index_url=None if redist else row.index,
-        requirements=(f"torch=={row.torch}",),
+        index_url=index_url,
+        requirements=(requirement,),
         argv=argv,
         command=" ".join(shlex.quote(a) for a in argv),
         reasons=tuple(reasons),
         warnings=tuple(warnings),
         fixes=ranked,
-        details={"route": "jetson", "jetpack": row.jetpack, "l4t": row.l4t},
+        details={
+            "route": "jetson",
+            "jetpack": row.jetpack,
+            "l4t": row.l4t,
+            "torch_confidence": row.torch_confidence,
+        },
         platform="linux_aarch64",
         cuda=row.cuda,
         source="jetson",
     )
+
+
+def _jetson_command(row: catalogue.JetPack) -> tuple[tuple[str, ...], str, Optional[str], str]:
+    """(argv, requirement, index URL or None, the reason naming where the wheel is) of a row.
+
+    Never a form that can reach PyPI's CPU torch: the wheel's URL, ``--no-index --find-links`` on
+    NVIDIA's folder, or ``--index-url`` on the Jetson AI Lab index (which replaces PyPI). The
+    requirement is parsed as PEP 508 before it is printed."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    assert row.index is not None and row.torch is not None
+    url = row.wheel_url
+    if "pypi.jetson-ai-lab" in row.index:
+        requirement = f"torch=={row.torch}"
+        argv: tuple[str, ...] = ("pip", "install", requirement, "--index-url", row.index)
+        where = f"the Jetson AI Lab index NVIDIA points to for JetPack 6: {row.index}"
+        index_url: Optional[str] = row.index
+    elif url is not None:
+        requirement = f"torch @ {url}"
+        argv = ("pip", "install", url)
+        where = (
+            f"NVIDIA's wheel for JetPack {row.jetpack}, by its URL (pip cannot take PyPI's "
+            f"CPU-only aarch64 torch instead): {url}"
+        )
+        index_url = None
+    else:
+        # No file named: the folder is the only place pip may look. ``==X.Y.Z.*`` with --pre
+        # matches NVIDIA's pre-release and local-labelled builds of that release.
+        release = row.torch.split("+", 1)[0]
+        release = re.sub(r"(a|b|rc)\d+$", "", release)
+        requirement = f"torch=={release}.*"
+        # The folder with its trailing slash: the listing's links are relative to it (uv resolves
+        # them against the URL as given, so `.../pytorch` would look in `.../jp/v46/`).
+        folder = row.index.rstrip("/") + "/"
+        argv = ("pip", "install", "--no-index", "--find-links", folder, "--pre", requirement)
+        where = (
+            f"the wheel is in NVIDIA's folder for JetPack {row.jetpack}: {folder} "
+            "(--no-index: pip looks nowhere else)"
+        )
+        index_url = None
+    try:
+        Requirement(requirement)
+    except InvalidRequirement as exc:  # the data names a version pip would refuse
+        raise ValueError(f"JetPack {row.jetpack}: {requirement!r} is not PEP 508: {exc}") from exc
+    return argv, requirement, index_url, where
+
+
+def _unconfirmed(row: catalogue.JetPack) -> list[str]:
+    """Warnings for a wheel the data is not sure of, and for the --no-index form's dependencies."""
+    out: list[str] = []
+    what = f"NVIDIA's torch {row.torch} for JetPack {row.jetpack}"
+    if row.torch_confidence == "?":
+        out.append(f"{what} is not confirmed at a source: {row.note}")
+    elif row.torch_confidence == "I":
+        out.append(f"{what} is inferred, not published for it: {row.note}")
+    elif row.torch and not _pep440(row.torch):
+        out.append(f"{what}: {row.note}")
+    if row.wheel_url is None and "pypi.jetson-ai-lab" not in (row.index or ""):
+        out.append(
+            "--no-index: pip takes nothing from PyPI, so torch's own dependencies "
+            "(typing-extensions; dataclasses on Python 3.6) must be installed first"
+        )
+    return out
+
+
+def _pep440(version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(version)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _sbsa(
@@ -318,11 +404,10 @@ def installed_finding(
     if row is not None and row.sbsa and variant is not None and variant.is_cuda:
         return None  # JetPack 7 runs PyTorch's SBSA CUDA 13 wheels
     where = f"JetPack {row.jetpack} (CUDA {row.cuda})" if row is not None else "this JetPack"
-    fix = (
-        f"install NVIDIA's Jetson build: pip install torch=={row.torch} --index-url {row.index}"
-        if row is not None and row.index and row.torch and "jetson-ai-lab" in row.index
-        else "install NVIDIA's Jetson build of torch for this JetPack (see `setup-env plan`)"
-    )
+    fix = "install NVIDIA's Jetson build of torch for this JetPack (see `setup-env plan`)"
+    if row is not None and row.index and row.torch and not row.sbsa:
+        argv = _jetson_command(row)[0]
+        fix = f"install NVIDIA's Jetson build: {' '.join(shlex.quote(a) for a in argv)}"
     return JetsonFinding(
         "jetson-desktop-wheel",
         "error",

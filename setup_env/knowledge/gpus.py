@@ -137,15 +137,31 @@ class JetPack:
     modules: tuple[str, ...]  # compute capabilities it supports: ("8.7",)
     python: str  # the Python of its Ubuntu: "3.10"
     index: Optional[str]  # where NVIDIA points for its torch wheels
-    torch: Optional[str]  # the newest NVIDIA-built torch for it
+    torch: Optional[str]  # the exact version of the newest NVIDIA-built torch for it
     sbsa: bool = False  # runs PyTorch's own SBSA CUDA 13 wheels
     sources: tuple[str, ...] = ()
     note: str = ""
     driver: Optional[str] = None  # the driver version its L4T reports (JetPack 7 has nvidia-smi)
     kernel: Optional[str] = None  # the "-tegra" kernel series its L4T ships: "5.15"
+    wheel: Optional[str] = None  # the torch wheel's file name in ``index`` (a redist folder)
+    confidence: str = "V2"  # of the row itself (JetPack <-> L4T <-> CUDA): V, V2, I, ?
+    torch_confidence: str = "V2"  # of the torch wheel it names
 
     def supports(self, cc: str) -> bool:
         return cc in self.modules
+
+    @property
+    def wheel_url(self) -> Optional[str]:
+        """The wheel's URL (``index``/``wheel``), where the data names the file."""
+        if not (self.index and self.wheel):
+            return None
+        return f"{self.index.rstrip('/')}/{self.wheel}"
+
+    @property
+    def assumable(self) -> bool:
+        """May a plan assume this JetPack (an unknown release) or offer it as an upgrade? Not
+        an unconfirmed row: that one is planned only when the machine is known to run it."""
+        return self.confidence != "?"
 
 
 @dataclass(frozen=True)
@@ -560,6 +576,9 @@ def _parse_extras(doc: Mapping[str, Any], sources: Mapping[str, str]) -> dict[st
                 note=row.get("note") or "",
                 driver=_opt_str(row, "driver", where),
                 kernel=_opt_str(row, "kernel", where),
+                wheel=_wheel_name(row, where),
+                confidence=_grade(row, "confidence", where),
+                torch_confidence=_grade(row, "torch_confidence", where),
             )
         )
     return {
@@ -569,6 +588,25 @@ def _parse_extras(doc: Mapping[str, Any], sources: Mapping[str, str]) -> dict[st
         "rocm_wheels": tuple(rules),
         "jetpacks": tuple(jps),
     }
+
+
+_GRADES = ("V", "V2", "I", "?")
+_WHEEL_NAME = re.compile(r"torch-[0-9][0-9A-Za-z.+]*-cp3[0-9]+-cp3[0-9]+m?-linux_aarch64\.whl")
+
+
+def _grade(row: Mapping[str, Any], key: str, where: str) -> str:
+    value = row.get(key, "V2")
+    if value not in _GRADES:
+        raise CatalogueError(f"{where}.{key}: expected one of {', '.join(_GRADES)}")
+    return str(value)
+
+
+def _wheel_name(row: Mapping[str, Any], where: str) -> str | None:
+    """A wheel file name that may enter a printed URL: torch, cpXY tags, linux_aarch64."""
+    name = _opt_str(row, "wheel", where)
+    if name is not None and not _WHEEL_NAME.fullmatch(name):
+        raise CatalogueError(f"{where}.wheel: not a torch linux_aarch64 wheel file name")
+    return name
 
 
 def _opt_num(row: Mapping[str, Any], key: str, where: str) -> float | None:
