@@ -44,8 +44,16 @@ FORMATS = ("text", "markdown")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from setup_env.commands._help import epilog
     from setup_env.commands.plan import add_machine_arguments
 
+    epilog(
+        parser,
+        "0 ready; 1 action needed or broken; 2 bad options or an output path that can't be\n"
+        "written; 3 the machine (--root) can't be examined.",
+        "  setup-env check\n"
+        '  setup-env check --gpu H100 --driver 570.86.10 --expect "torch>=2.14" --junit out.xml',
+    )
     parser.add_argument(
         "--root",
         metavar="DIR",

@@ -25,6 +25,15 @@ TOOLKIT_SENTENCE = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from setup_env.commands._help import epilog
+
+    epilog(
+        parser,
+        "0 the machine was examined (findings are in the notes); 2 bad options;\n"
+        "3 it could not be examined (--root is not a captured machine).",
+        "  setup-env detect --json > facts.json\n"
+        "  setup-env detect --root tests/fixtures/hosts/ubuntu2404-cpu-only   # from a checkout",
+    )
     parser.add_argument(
         "--root",
         metavar="DIR",

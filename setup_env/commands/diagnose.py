@@ -23,6 +23,14 @@ MAX_BYTES = 4_000_000  # a collect_env report is a few KiB; a whole issue thread
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from setup_env.commands._help import epilog
+
+    epilog(
+        parser,
+        "0 no error-level finding; 1 at least one; 2 bad options, or the input can't be read\n"
+        "or is not a collect_env report.",
+        "  setup-env diagnose report.txt\n  pbpaste | setup-env diagnose -",
+    )
     parser.add_argument(
         "file",
         metavar="FILE",

@@ -21,6 +21,13 @@ from setup_env.output.render_check import render_findings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from setup_env.commands._help import epilog
+
+    epilog(
+        parser,
+        "0 no error-level finding; 1 at least one; 2 bad options; 3 the machine (--root) or\n"
+        "the facts file (--facts) could not be examined.",
+    )
     src = parser.add_mutually_exclusive_group()
     src.add_argument(
         "--root",

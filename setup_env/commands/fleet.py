@@ -25,15 +25,60 @@ from setup_env.exitcodes import ExitCode
 
 def _flags(p: argparse.ArgumentParser) -> None:
     """`fleet report --json` as well as `fleet --json report` (SUPPRESS: no override)."""
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="JSON output")
-    p.add_argument("--no-color", dest="color", action="store_false", default=argparse.SUPPRESS)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print a versioned JSON document (the script or manifests inside it)",
+    )
+    p.add_argument(
+        "--no-color",
+        dest="color",
+        action="store_false",
+        default=argparse.SUPPRESS,
+        help="no ANSI colour",
+    )
+
+
+REPORT_CODES = (
+    "0 every node passed, none missing, no drift; 1 a node failed or is missing, the\n"
+    "all-reduce or a step did not pass, or the fleet drifts; 2 bad options, no document could be\n"
+    "read, or the output path can't be written."
+)
+LAUNCHER_CODES = "0 written; 2 bad options, or the output path can't be written."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from setup_env.commands._help import epilog
+
+    epilog(
+        parser,
+        f"as for each action (`setup-env fleet ACTION --help`);\nreport: {REPORT_CODES}",
+        "  setup-env fleet report --nodes 4 results/\n"
+        "  setup-env fleet slurm --nodes 4 --partition gpu -o check.sbatch\n"
+        "  setup-env fleet k8s --nodes 4 --image registry/setup-env:1 -o fleet.yaml",
+    )
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    rep = sub.add_parser("report", help="one report from many nodes' `check --json` documents")
-    rep.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
-    rep.add_argument("--format", choices=("text", "markdown", "html"), default="text")
+    rep = sub.add_parser(
+        "report",
+        help="one report from many nodes' `check --json` documents",
+        description="one report from many nodes' `check --json` documents",
+    )
+    epilog(
+        rep, REPORT_CODES, "  setup-env fleet report --nodes 4 --format html -o fleet.html results/"
+    )
+    rep.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="the nodes' documents, or folders holding them (a launcher's results folder)",
+    )
+    rep.add_argument(
+        "--format",
+        choices=("text", "markdown", "html"),
+        default="text",
+        help="text (default), a Markdown page or a self-contained HTML page",
+    )
     rep.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
     rep.add_argument(
         "--nodes",
@@ -44,11 +89,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _flags(rep)
 
-    slurm = sub.add_parser("slurm", help="write an sbatch script that checks N nodes")
-    slurm.add_argument("--nodes", type=int, required=True, metavar="N")
-    slurm.add_argument("--partition", metavar="P")
-    slurm.add_argument("--gpus-per-node", type=int, metavar="G")
-    slurm.add_argument("--time", default="00:30:00", metavar="HH:MM:SS")
+    slurm = sub.add_parser(
+        "slurm",
+        help="write an sbatch script that checks N nodes",
+        description="write an sbatch script that checks N nodes",
+    )
+    epilog(
+        slurm, LAUNCHER_CODES, "  setup-env fleet slurm --nodes 4 --partition gpu > check.sbatch"
+    )
+    slurm.add_argument("--nodes", type=int, required=True, metavar="N", help="nodes to check")
+    slurm.add_argument("--partition", metavar="P", help="the SLURM partition (default: the site's)")
+    slurm.add_argument(
+        "--gpus-per-node",
+        type=int,
+        metavar="G",
+        help="GPUs to ask for on each node (--gpus-per-node)",
+    )
+    slurm.add_argument(
+        "--time",
+        default="00:30:00",
+        metavar="HH:MM:SS",
+        help="the job's time limit (default 30 min)",
+    )
     slurm.add_argument(
         "--setup-env",
         default="setup-env",
@@ -56,7 +118,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="setup-env on the nodes (default: setup-env on PATH; e.g. /opt/venv/bin/setup-env)",
     )
     slurm.add_argument(
-        "--out-dir", default="setup-env-fleet-$SLURM_JOB_ID", metavar="DIR", help="results"
+        "--out-dir",
+        default="setup-env-fleet-$SLURM_JOB_ID",
+        metavar="DIR",
+        help="where the job writes its results (default setup-env-fleet-$SLURM_JOB_ID)",
     )
     slurm.add_argument(
         "--no-verify",
@@ -66,14 +131,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     slurm.add_argument("-o", "--output", metavar="FILE", help="write the script to FILE")
     _flags(slurm)
 
-    k8s = sub.add_parser("k8s", help="Kubernetes manifests (Indexed Job) that check N GPU nodes")
-    k8s.add_argument("--nodes", type=int, required=True, metavar="N")
+    k8s = sub.add_parser(
+        "k8s",
+        help="Kubernetes manifests (Indexed Job) that check N GPU nodes",
+        description="Kubernetes manifests (Indexed Job) that check N GPU nodes",
+    )
+    epilog(
+        k8s,
+        LAUNCHER_CODES,
+        "  setup-env fleet k8s --nodes 4 --image registry/setup-env:1 > fleet.yaml",
+    )
+    k8s.add_argument("--nodes", type=int, required=True, metavar="N", help="GPU nodes to check")
     k8s.add_argument("--image", required=True, metavar="IMAGE", help="an image with setup-env")
-    k8s.add_argument("--gpus-per-node", type=int, default=8, metavar="G")
-    k8s.add_argument("--name", default="setup-env-fleet")
-    k8s.add_argument("--namespace")
+    k8s.add_argument(
+        "--gpus-per-node",
+        type=int,
+        default=8,
+        metavar="G",
+        help="GPUs each pod asks for (default 8)",
+    )
+    k8s.add_argument(
+        "--name",
+        default="setup-env-fleet",
+        help="the Job's and Service's name (default setup-env-fleet)",
+    )
+    k8s.add_argument("--namespace", help="the namespace (default: kubectl's current one)")
     k8s.add_argument("--results-pvc", metavar="CLAIM", help="also write documents to this PVC")
-    k8s.add_argument("--setup-env", default="setup-env", metavar="CMD")
+    k8s.add_argument(
+        "--setup-env",
+        default="setup-env",
+        metavar="CMD",
+        help="setup-env in the image (default: setup-env on PATH)",
+    )
     k8s.add_argument("-o", "--output", metavar="FILE", help="write the manifests to FILE")
     _flags(k8s)
 

@@ -28,14 +28,15 @@ if TYPE_CHECKING:
     from setup_env.facts import Facts
 
 EPILOG = """\
+offline: on a machine that reaches the index, `pip download` the wheels (the message printed when
+the index is unreachable gives the exact command), copy the folder over, then
+`setup-env install --find-links DIR` (pip gets --no-index --find-links DIR).
+
 exit codes: 0 installed (or already installed) and verified; 1 nothing fits, the installer or
 verify failed, declined, or a working torch would be replaced (use --force); 2 bad options or no
 terminal to confirm on (use --yes); 3 no such interpreter, no pip/uv, index unreachable, or not
 enough disk space.
-
-offline: on a machine that reaches the index, `pip download` the wheels (the message printed when
-the index is unreachable gives the exact command), copy the folder over, then
-`setup-env install --find-links DIR` (pip gets --no-index --find-links DIR).
+3 also: setup-env itself failed (internal error, please report it); 130 interrupted.
 """
 
 
@@ -51,7 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     plan.add_argument(
         "--with", dest="with_packages", metavar="PKGS", help="also install: torchvision,torchaudio"
     )
-    plan.add_argument("--channel", choices=("stable", "nightly"), default="stable")
+    plan.add_argument(
+        "--channel",
+        choices=("stable", "nightly"),
+        default="stable",
+        help="stable releases (default) or nightly builds",
+    )
     plan.add_argument(
         "--installer",
         choices=("pip", "uv"),

@@ -45,20 +45,64 @@ from setup_env.exitcodes import ExitCode
 
 def _flags(p: argparse.ArgumentParser) -> None:
     """Let `matrix show --json` work as well as `matrix --json show` (SUPPRESS: no override)."""
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="JSON output")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print a versioned JSON document",
+    )
     p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="more detail")
-    p.add_argument("--no-color", dest="color", action="store_false", default=argparse.SUPPRESS)
+    p.add_argument(
+        "--no-color",
+        dest="color",
+        action="store_false",
+        default=argparse.SUPPRESS,
+        help="no ANSI colour",
+    )
+
+
+SHOW_CODES = "0 shown; 2 bad options, or the matrix file can't be read or is not valid."
+REFRESH_CODES = (
+    "0 written, every page asked answered in full; 4 written from what answered, but a\n"
+    "page did not answer, was refused or answered incompletely (listed, their rows kept);\n"
+    "3 nothing usable answered (nothing written); 1 the live data did not validate (nothing\n"
+    "written);\n"
+    "with --check: 0 no drift, 1 drift (listed), 3 the check is incomplete; 2 bad options."
+)
+ARCHES_CODES = "0 every file was read; 2 bad options, or a file is missing or unreadable."
+ARCHES_EXAMPLES = (
+    "  setup-env matrix arches torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl\n"
+    "  setup-env matrix arches .venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so\n"
+    "  setup-env matrix arches tests/fixtures/fatbin/libtiny.so     # from a checkout"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from setup_env.commands._help import epilog
+
+    epilog(
+        parser,
+        f"as for each action (`setup-env matrix ACTION --help`);\nshow: {SHOW_CODES}",
+        "  setup-env matrix show --torch 2.13\n"
+        "  setup-env matrix refresh --check\n"
+        "  setup-env matrix arches tests/fixtures/fatbin/libtiny.so     # from a checkout",
+    )
     sub = parser.add_subparsers(dest="matrix_command", metavar="ACTION")
-    show = sub.add_parser("show", help="print the wheel matrix in use")
+    show = sub.add_parser(
+        "show", help="print the wheel matrix in use", description="print the wheel matrix in use"
+    )
+    epilog(show, SHOW_CODES, "  setup-env matrix show --torch 2.13 --variant cu126")
     _flags(show)
     show.add_argument("--torch", metavar="VERSION", help="only this release (2.14 or 2.14.1)")
     show.add_argument("--variant", metavar="NAME", help="only this variant (cu126, rocm6.4, cpu)")
     show.add_argument("--file", metavar="PATH", help="show this matrix file instead")
 
-    refresh = sub.add_parser("refresh", help="rebuild releases/variants/tags from the live indexes")
+    refresh = sub.add_parser(
+        "refresh",
+        help="rebuild releases/variants/tags from the live indexes",
+        description="rebuild releases/variants/tags from the live indexes",
+    )
+    epilog(refresh, REFRESH_CODES, "  setup-env matrix refresh\n  setup-env matrix refresh --check")
     _flags(refresh)
     refresh.add_argument("--pypi-url", metavar="URL", help="PyPI simple API base URL")
     refresh.add_argument("--index-url", metavar="URL", help="PyTorch wheel index base URL")
@@ -75,9 +119,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     refresh.add_argument("--check", action="store_true", help="report drift, write nothing")
     refresh.add_argument("--output", metavar="FILE", help="write here instead of the user copy")
 
-    arches = sub.add_parser("arches", help="GPU architectures in a wheel's CUDA fat binaries")
+    arches = sub.add_parser(
+        "arches",
+        help="GPU architectures in a wheel's CUDA fat binaries",
+        description="GPU architectures (SASS and PTX) in the CUDA fat binaries of a wheel or a "
+        "shared library: which GPUs a build runs on",
+    )
+    epilog(arches, ARCHES_CODES, ARCHES_EXAMPLES)
     _flags(arches)
-    arches.add_argument("paths", nargs="+", metavar="WHEEL_OR_SO")
+    arches.add_argument(
+        "paths",
+        nargs="+",
+        metavar="WHEEL_OR_SO",
+        help="a torch wheel (.whl, read as a zip) or a CUDA library (.so, .a); one or more",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

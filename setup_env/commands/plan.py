@@ -35,7 +35,24 @@ INSTALLERS = (
 SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl", "jetpack")
 
 
+EXAMPLES = """\
+  setup-env plan --os linux --gpu "RTX 5090" --driver 570.86.10 --python 3.12
+  setup-env plan --root tests/fixtures/hosts/ubuntu2404-cpu-only   # a captured machine (checkout)
+  # --root DIR: capture a machine first, on that machine, from a checkout of setup-env:
+  python scripts/capture_host.py /tmp/box    # writes host.json, files/, commands/ (redacted)
+  setup-env plan --root /tmp/box --gpu "RTX 4090"
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from setup_env.commands._help import epilog
+
+    epilog(
+        parser,
+        "0 a plan was found (also a CPU fallback); 1 nothing fits; 2 bad options or a bad\n"
+        "input file; 3 --root is not a captured machine.",
+        EXAMPLES,
+    )
     what = parser.add_argument_group("what to install")
     what.add_argument("--torch", metavar="VERSION", help="pin a release: 2.13 or 2.13.0")
     what.add_argument("--variant", metavar="NAME", help="cpu, cu130, rocm7.2, xpu, mps ...")
@@ -46,8 +63,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="",
         help="companions pinned to the matching version: torchvision,torchaudio",
     )
-    what.add_argument("--channel", choices=("stable", "nightly"), default="stable")
-    what.add_argument("--installer", choices=INSTALLERS, default="pip")
+    what.add_argument(
+        "--channel",
+        choices=("stable", "nightly"),
+        default="stable",
+        help="stable releases (default) or nightly builds",
+    )
+    what.add_argument(
+        "--installer",
+        choices=INSTALLERS,
+        default="pip",
+        help="the command's form: pip (default), uv, a uv project, poetry or a requirements file",
+    )
     what.add_argument(
         "--index-url",
         metavar="URL",
@@ -56,7 +83,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--matrix", metavar="FILE", help="use this wheel matrix file")
     src = parser.add_argument_group("which machine (default: this one)")
     src.add_argument("--facts", metavar="FILE", help="facts from `setup-env detect --json`")
-    src.add_argument("--root", metavar="DIR", help="a machine captured by scripts/capture_host.py")
+    src.add_argument(
+        "--root",
+        metavar="DIR",
+        help="a machine captured by scripts/capture_host.py (see the example below)",
+    )
     add_machine_arguments(parser)
 
 
@@ -65,8 +96,10 @@ def add_machine_arguments(parser: argparse.ArgumentParser) -> None:
     from setup_env.decide import cloudplan
 
     spec = parser.add_argument_group("what-if: describe a machine")
-    spec.add_argument("--os", choices=("linux", "windows", "macos"))
-    spec.add_argument("--arch", choices=("x86_64", "aarch64", "arm64"))
+    spec.add_argument(
+        "--os", choices=("linux", "windows", "macos"), help="the machine's operating system"
+    )
+    spec.add_argument("--arch", choices=("x86_64", "aarch64", "arm64"), help="its CPU architecture")
     spec.add_argument("--python", metavar="X.Y[t]", help="3.12, or 3.14t for free-threaded")
     spec.add_argument(
         "--gpu",

@@ -30,7 +30,16 @@ RDZV_BACKENDS = ("c10d", "etcd", "etcd-v2", "static")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from setup_env.commands._help import epilog
     from setup_env.decide.smoke_model import CHECK_NAMES
+
+    epilog(
+        parser,
+        "0 every check passed (warnings allowed); 1 a check failed; 2 bad options;\n"
+        "3 torch is not installed in that interpreter, or it could not be run at all.",
+        "  setup-env verify --device cuda --junit verify.xml\n"
+        "  setup-env verify --python .venv/bin/python --only import,matmul",
+    )
 
     parser.add_argument(
         "--device",
