@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -104,6 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return render.fail(command, "usage", f"{exc}{hint}", ExitCode.USAGE, as_json)
     except SystemExit as exc:  # argparse: 0 for --help/--version
         return int(exc.code) if isinstance(exc.code, int) else int(ExitCode.USAGE)
+    from setup_env.commands._env import problem  # a bad SETUP_ENV_* value fails like its flag
+
+    bad_variable = problem(os.environ)
+    if bad_variable:
+        return render.fail(args.command, "usage", bad_variable, ExitCode.USAGE, as_json)
     module = importlib.import_module(f"setup_env.commands.{args.command}")
     try:
         return int(module.run(args))
