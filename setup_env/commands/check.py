@@ -220,7 +220,7 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
     if target_label is not None and device is None:
         device = "cpu"  # the target's GPUs are elsewhere: the CPU parts run here
     if facts.package("torch") is None:
-        skipped = "torch is not installed"
+        skipped = "not verified: nothing installed to verify"
     elif args.root:
         skipped = "not verified: a replayed machine"
     elif args.no_verify:

@@ -9,6 +9,7 @@ not installed in that interpreter (or it could not be run at all).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import sys
@@ -206,6 +207,17 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _torch_missing(res: CheckResult) -> bool:
+    """The import check's failure because torch is not installed at all (one fact, said once)."""
+    evidence = res.evidence or {}
+    return (
+        res.name == "import"
+        and res.status == "fail"
+        and evidence.get("type") == "ModuleNotFoundError"
+        and res.message.startswith("torch is not installed")
+    )
+
+
 def summary(report: VerifyReport, style: Style, verbose: int = 0) -> str:
     from setup_env.output.render import table
 
@@ -214,6 +226,13 @@ def summary(report: VerifyReport, style: Style, verbose: int = 0) -> str:
     if report.devices:
         head += f" on {', '.join(report.devices)}"
     lines.append(style(head, "bold") + style(f"  ({report.python})", "dim"))
+    if report.torch_missing:
+        # One fact, one line: no table row, no failure line repeating it.
+        lines.append(
+            style.severity("error", "torch is not installed") + f" for {report.python}:"
+            " run `setup-env plan` for the install command that fits this machine"
+        )
+        return "\n".join(lines)
     not_run = [
         c for c in report.checks if c.status == "skip" and c.message == "torch did not import"
     ]
@@ -307,6 +326,8 @@ def run(args: argparse.Namespace) -> int:
     def progress(res: CheckResult) -> None:
         if res.status == "skip" and res.message == "torch did not import":
             return  # the import failure says it all; the summary counts these
+        if _torch_missing(res):  # said once, by the summary, with what to do
+            res = dataclasses.replace(res, message="")
         live.show(progress_line(res, err_style))
 
     try:

@@ -152,12 +152,18 @@ class LiveLine:
 
 
 def _terminal_width(stream: TextIO) -> int:
+    """The terminal's columns; a terminal that reports 0 (a fresh pseudo-terminal, a serial
+    console) has an unknown width, not none: $COLUMNS, else 80."""
     import shutil
 
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        columns = os.get_terminal_size(stream.fileno()).columns
     except (OSError, AttributeError, ValueError):
-        return shutil.get_terminal_size().columns
+        columns = 0
+    if columns > 0:
+        return columns
+    fallback = shutil.get_terminal_size().columns
+    return fallback if fallback > 0 else 80
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
