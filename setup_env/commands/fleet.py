@@ -246,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
             return render.fail("fleet", "bad-input", message, ExitCode.USAGE, args.json)
     if args.action == "report":
         return _report(args)
+    manifests: list[dict[str, object]] | None = None
     try:
         if args.action == "slurm":
             text = launchers.slurm_script(
@@ -279,7 +280,26 @@ def run(args: argparse.Namespace) -> int:
                 "# Each pod's log holds its check, its all-reduce and its record of both; a pod\n"
                 "# that left no log is a missing node in the report.\n"
             )
-            text = launchers.to_yaml(launchers.k8s_manifests(options), header)
+            manifests = launchers.k8s_manifests(options)
+            text = launchers.to_yaml(manifests, header)
     except launchers.LauncherError as exc:
         return render.fail("fleet", "bad-input", str(exc), ExitCode.USAGE, args.json)
-    return _write(text, args.output, args.json)
+    if not args.json:
+        return _write(text, args.output, args.json)
+    # --json: the envelope, the script (or the manifests, as text and as objects) inside it; with
+    # -o FILE the script itself is written there and the envelope still printed.
+    if args.output:
+        code = _write(text, args.output, args.json)
+        if code:
+            return code
+    payload: dict[str, object] = {
+        "kind": args.action,
+        "nodes": args.nodes,
+        "format": "sbatch" if args.action == "slurm" else "kubernetes-yaml",
+        "text": text,
+        "written_to": args.output or None,
+    }
+    if manifests is not None:
+        payload["manifests"] = manifests
+    print(render.dumps(render.envelope("launcher", payload)))
+    return int(ExitCode.OK)

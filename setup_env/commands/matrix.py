@@ -174,6 +174,12 @@ def _arches(args: argparse.Namespace) -> int:
         except fatbin.FatbinError as exc:
             errors.append(str(exc))
     payload = arches_payload(files, errors)
+    if _json(args) and errors:
+        # Like every command's failure: the error envelope (exit 2), every unreadable file named.
+        message = "; ".join(errors[:20]) + (
+            f" (+{len(errors) - 20} more)" if len(errors) > 20 else ""
+        )
+        return render.fail("matrix arches", "bad-input", message, ExitCode.USAGE, True)
     if _json(args):
         print(render_matrix.json_doc("arches", payload))
     elif files:

@@ -27,6 +27,7 @@ SCHEMA_VERSIONS = {
     "install": 1,
     "error": 1,
     "fleet": 1,
+    "launcher": 1,
 }
 
 
