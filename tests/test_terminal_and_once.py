@@ -124,3 +124,45 @@ def test_verify_run_says_torch_is_missing_once_stdout_and_stderr_together(
     assert proc.returncode == 3, proc.stderr
     assert (proc.stdout + proc.stderr).count("not installed") == 1
     assert "FAIL" in proc.stderr and "import" in proc.stderr  # the progress line still shows
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX pseudo-terminals")
+def test_verify_on_a_zero_column_terminal_names_the_running_check_from_the_start(
+    tmp_path: Path,
+) -> None:
+    """stderr is a 0x0 pseudo-terminal: the first live line (before torch has even loaded)
+    names the check that runs, in full, and the run still says 'not installed' once."""
+    venv.create(tmp_path / "venv", with_pip=False)
+    python = tmp_path / "venv" / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env.update({"NO_COLOR": "1", "TERM": "xterm", "PYTHONPATH": str(REPO)})
+    master, slave = _zero_column_terminal()
+    try:
+        with subprocess.Popen(
+            [sys.executable, "-m", "setup_env", "verify", "--python", str(python)],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            env=env,
+            cwd=REPO,
+            text=True,
+        ) as proc:
+            os.close(slave)
+            chunks: list[bytes] = []
+            while True:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            out = proc.stdout.read() if proc.stdout else ""
+            rc = proc.wait(timeout=300)
+    finally:
+        os.close(master)
+    err = b"".join(chunks).decode("utf-8", "replace")
+    assert rc == 3
+    first = err.split("\r\x1b[K")[1]
+    assert "import" in first and "loading torch" in first
+    assert "…" not in err
+    assert (out + err).count("not installed") == 1

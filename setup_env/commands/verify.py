@@ -330,6 +330,8 @@ def run(args: argparse.Namespace) -> int:
             res = dataclasses.replace(res, message="")
         live.show(progress_line(res, err_style))
 
+    if live.live:  # from the first second: importing torch alone can take seconds
+        live.show(f"  {err_style('....', 'dim')}  {'import':<24} loading torch")
     try:
         report = run_verify(options, progress)
     finally:
