@@ -317,7 +317,8 @@ def junit(report: CheckReport, hostname: str = "") -> str:
         "skipped": str(skipped),
         "time": f"{verify.duration_s if verify else 0.0:.3f}",
     }
-    root = ET.Element("testsuites", attrs)
+    # The strict schema (Jenkins' junit-10.xsd) allows "skipped" on <testsuite> only.
+    root = ET.Element("testsuites", {k: v for k, v in attrs.items() if k != "skipped"})
     suite = ET.SubElement(root, "testsuite", {**attrs, "hostname": _x(hostname)})
     props = ET.SubElement(suite, "properties")
     for name, value in (
