@@ -42,14 +42,18 @@ def render_findings(
     return "\n".join(lines)
 
 
-def machine_lines(facts: Facts, plan: Optional[Plan]) -> list[tuple[str, str]]:
-    """(label, value) rows describing the machine judged: OS, GPUs, driver, torch, plan."""
+def machine_lines(
+    facts: Facts, plan: Optional[Plan], target: bool = False
+) -> list[tuple[str, str]]:
+    """(label, value) rows describing the machine judged: OS, GPUs, driver, torch, plan. For a
+    ``target`` machine (described, not this one) the CPU named is the target's, not the runner's."""
     rows: list[tuple[str, str]] = []
     os_text = facts.os.distro_name or facts.os.family
     if facts.os.macos_version:
         os_text = f"macOS {facts.os.macos_version}"
     py = facts.python
-    rows.append(("machine", f"{os_text}, Python {py.version or 'unknown'} ({py.machine or '?'})"))
+    arch = (facts.cpu.architecture if target else None) or py.machine or "?"
+    rows.append(("machine", f"{os_text}, Python {py.version or 'unknown'} ({arch})"))
     gpus = facts.gpus
     if gpus:
         rows.append(("GPU", ", ".join(f"{g.index}: {g.name}" for g in gpus)))
@@ -63,8 +67,8 @@ def machine_lines(facts: Facts, plan: Optional[Plan]) -> list[tuple[str, str]]:
     torch = facts.package("torch")
     rows.append(("torch", torch.version if torch else "not installed"))
     if plan is not None:
-        target = f"torch {plan.torch_version} ({plan.variant})" if plan.torch_version else "nothing"
-        rows.append(("plan", f"{target} [{plan.status}]"))
+        what = f"torch {plan.torch_version} ({plan.variant})" if plan.torch_version else "nothing"
+        rows.append(("plan", f"{what} [{plan.status}]"))
     return rows
 
 
@@ -78,7 +82,8 @@ def text(report: CheckReport, style: Style, verbose: int = 0) -> str:
     elif label != "live":
         head += f" ({label})"
     out = [head]
-    out += [f"  {k:<9} {v}" for k, v in machine_lines(report.facts, report.plan)]
+    rows = machine_lines(report.facts, report.plan, report.target is not None)
+    out += [f"  {k:<9} {v}" for k, v in rows]
     arches = report.arches
     if arches is not None:
         if arches.arches:
@@ -159,7 +164,7 @@ def markdown(report: CheckReport) -> str:
     if verdict.command:
         out += ["```sh", verdict.command, "```", ""]
     out += ["| | |", "|---|---|"]
-    for k, v in machine_lines(report.facts, report.plan):
+    for k, v in machine_lines(report.facts, report.plan, report.target is not None):
         out.append(f"| {md(k)} | {md(v)} |")
     if report.arches is not None and report.arches.arches:
         out.append(f"| arches | {md(' '.join(report.arches.arches))} |")
