@@ -120,6 +120,8 @@ FAULTS: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "softmax x0.5": (_wrap_f("softmax", "out = out * 0.5"), (), "softmax"),
     "sdpa zeros": (_wrap_f("scaled_dot_product_attention", "out = out * 0"), (), "attention"),
+    "sympy missing": ("", ("sympy",), "deps"),
+    "numpy missing": ("", ("numpy",), "roundtrip"),
 }
 
 

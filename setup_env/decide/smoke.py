@@ -610,3 +610,76 @@ def judge_speed(res: CheckResult, peaks: Any, gpu: Any = None) -> CheckResult:
             "check `nvidia-smi -q -d PERFORMANCE,CLOCK,PCI` for throttle reasons and link state",
         )
     return CheckResult(res.name, res.status, res.duration_s, msg, res.device, ev, res.fix)
+
+
+# --- torch's own dependencies -------------------------------------------------------------------
+
+
+def _marker_applies(marker: Any, env: Mapping[str, str]) -> bool:
+    """Whether a requirement's marker holds in the worker's environment (unknown: no)."""
+    try:
+        return bool(marker.evaluate({**env, "extra": ""}))
+    except Exception:  # a marker this packaging cannot evaluate
+        return False
+
+
+def decide_deps(info: Mapping[str, Any]) -> CheckResult:
+    """Every Requires-Dist of the installed torch that applies here is installed at a version its
+    specifier allows and can be found for import (what ``pip check`` reads, plus the import).
+
+    ``info["requirements"]`` is the worker's report: ``requires`` (the raw Requires-Dist lines),
+    ``found`` (per name: ``installed`` version or None, ``import_errors``) and ``environment``
+    (the worker interpreter's marker values).
+    """
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    rep = info.get("requirements")
+    if not isinstance(rep, Mapping):
+        return result("deps", "skip", "the worker did not report torch's requirements")
+    if rep.get("error"):
+        return result("deps", "skip", f"torch's requirements could not be read: {rep['error']}")
+    env = {str(k): str(v) for k, v in dict(rep.get("environment") or {}).items()}
+    found = {canonicalize_name(str(k)): v for k, v in dict(rep.get("found") or {}).items()}
+    problems: list[str] = []
+    fixes: list[str] = []
+    ok: list[str] = []
+    for line in rep.get("requires") or []:
+        try:
+            req = Requirement(str(line))
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not _marker_applies(req.marker, env):
+            continue
+        name = canonicalize_name(req.name)
+        entry = found.get(name)
+        if not isinstance(entry, Mapping):
+            continue
+        wanted = f"{req.name}{req.specifier}"
+        installed = entry.get("installed")
+        if not installed:
+            problems.append(f"{req.name} is not installed (torch requires {wanted})")
+            fixes.append(f'"{wanted}"')
+            continue
+        if req.specifier and not req.specifier.contains(str(installed), prereleases=True):
+            problems.append(f"{req.name} {installed} does not satisfy {wanted}")
+            fixes.append(f'"{wanted}"')
+            continue
+        errors = dict(entry.get("import_errors") or {})
+        if errors:
+            mod, err = next(iter(errors.items()))
+            problems.append(f"{req.name} {installed} is installed but `import {mod}` fails: {err}")
+            fixes.append(f'--force-reinstall "{wanted}"')
+            continue
+        ok.append(req.name)
+    ev = {"requires": list(rep.get("requires") or []), "ok": ok}
+    if problems:
+        fix = "pip install " + " ".join(dict.fromkeys(fixes)) + " (torch itself is fine)"
+        return result(
+            "deps",
+            "fail",
+            "; ".join(problems) + ": torch.optim, torch.compile and other parts fail without it",
+            ev,
+            fix,
+        )
+    return result("deps", "pass", f"{len(ok)} requirements of torch present: {', '.join(ok)}", ev)

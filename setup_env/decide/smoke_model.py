@@ -37,6 +37,7 @@ class CheckSpec:
 CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec("import", "torch imports", 180.0, "global", "worker"),
     CheckSpec("build", "versions and build agree with the facts", 0.0, "global", "parent"),
+    CheckSpec("deps", "torch's own dependencies installed and importable", 0.0, "global", "parent"),
     CheckSpec("device", "the best device is usable", 0.0, "global", "parent"),
     CheckSpec(
         "arch", "wheel architectures cover the GPUs; driver fits the wheel", 0.0, "global", "parent"

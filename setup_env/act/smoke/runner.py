@@ -373,6 +373,8 @@ def _verify(run: _Run, options: VerifyOptions) -> VerifyReport:
     same = os.path.realpath(run.python) == os.path.realpath(sys.executable)
     if "build" in names:
         run.report(decide.decide_build(info, facts, same_interpreter=same))
+    if "deps" in names:
+        run.report(decide.decide_deps(info))
     if "device" in names:
         run.report(decide.decide_device(info, facts, options.device))
     if "arch" in names:

@@ -158,6 +158,84 @@ def _installed_versions(prefixes: Tuple[str, ...]) -> Dict[str, str]:
     return out
 
 
+def _top_level(dist: Any) -> List[str]:
+    """The import names a distribution provides (top_level.txt, else its files)."""
+    text = None
+    try:
+        text = dist.read_text("top_level.txt")
+    except Exception:
+        text = None
+    if text:
+        return [ln.strip() for ln in text.splitlines() if ln.strip() and "/" not in ln][:4]
+    names: List[str] = []
+    for f in dist.files or []:
+        parts = str(f).split("/")
+        top = parts[0]
+        if top.endswith((".dist-info", ".egg-info", ".data")) or top in ("..", "__pycache__"):
+            continue
+        if len(parts) == 1:
+            if not top.endswith(".py"):
+                continue
+            top = top[:-3]
+        if top.isidentifier() and top not in names:
+            names.append(top)
+    return names[:4]
+
+
+def torch_requirements() -> Dict[str, Any]:
+    """torch's own Requires-Dist, what is installed for each and whether it imports: plain data
+    for the parent to judge (markers and version specifiers are decided there)."""
+    import importlib.util
+    import platform
+    import re
+
+    try:
+        from importlib import metadata
+    except ImportError:  # pragma: no cover
+        return {"error": "importlib.metadata is not available"}
+    try:
+        requires = list(metadata.requires("torch") or [])
+    except Exception as exc:
+        return {"error": f"no installed metadata for torch: {exc}"}
+    env = {
+        "implementation_name": sys.implementation.name,
+        "implementation_version": platform.python_version(),
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": ".".join(platform.python_version_tuple()[:2]),
+        "sys_platform": sys.platform,
+    }
+    found: Dict[str, Any] = {}
+    for req in requires:
+        if re.search(r"extra\s*==", req):
+            continue  # an optional extra: not needed by a plain install
+        name = re.split(r"[\s;<>=!~\[(]", req.strip(), maxsplit=1)[0]
+        if not name or name in found:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except Exception:
+            found[name] = {"installed": None}
+            continue
+        errors: Dict[str, str] = {}
+        for mod in _top_level(dist):
+            if mod in sys.modules:
+                continue
+            try:
+                # Where the module is, without running it (sympy alone takes ~0.4 s to import).
+                if importlib.util.find_spec(mod) is None:
+                    errors[mod] = "not found on sys.path"
+            except Exception as exc:
+                errors[mod] = f"{type(exc).__name__}: {exc}"[:300]
+        found[name] = {"installed": dist.version, "import_errors": errors}
+    return {"requires": requires, "found": found, "environment": env}
+
+
 def _driver_cuda() -> Optional[str]:
     """The newest CUDA the loaded NVIDIA driver supports, from cuDriverGetVersion (libcuda)."""
     import ctypes
@@ -227,6 +305,7 @@ def build_info(torch: Any, request: str, all_devices: bool) -> Dict[str, Any]:
             info["nccl_error"] = str(exc)[:200]
         info["cudnn_wheels"] = _installed_versions(("nvidia-cudnn-cu",))
         info["nccl_wheels"] = _installed_versions(("nvidia-nccl-cu",))
+    info["requirements"] = torch_requirements()
     accel, why = _accelerators(torch)
     if why:
         info["accelerator_unavailable"] = why
@@ -576,21 +655,32 @@ def check_roundtrip(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
     back = (on_dev * 2 + 1).to("cpu")
     expected = [2.0 * i + 1.0 for i in range(1024)]
     try:
-        import numpy  # noqa: F401  (torch does not depend on it; a fresh venv may lack it)
-    except ImportError:
-        # Still prove the device round trip, then say NumPy's half could not be checked: the
-        # import check already warns with the fix (pip install numpy).
+        import numpy
+    except Exception as exc:
+        # Still prove the device round trip, then fail the NumPy half: Tensor.numpy() is what
+        # every data pipeline, plot and metric uses.
         got = [float(x) for x in back.reshape(-1).tolist()]
         if got != expected:
             raise CheckFailed(f"values changed on the way through {dev}") from None
-        raise CheckSkipped(
-            f"1024 values CPU -> {dev} -> CPU intact; NumPy is not installed, so "
-            "Tensor.numpy() was not checked (pip install numpy)"
+        missing = isinstance(exc, ModuleNotFoundError) and (exc.name or "") == "numpy"
+        raise CheckFailed(
+            f"1024 values CPU -> {dev} -> CPU intact, but NumPy "
+            + ("is not installed" if missing else f"does not import ({type(exc).__name__}: {exc})")
+            + ": Tensor.numpy() and torch.from_numpy() cannot work",
+            {"numpy_error": f"{type(exc).__name__}: {exc}"[:500]},
+            "pip install numpy"
+            if missing
+            else "reinstall NumPy: pip install --force-reinstall numpy (not torch)",
         ) from None
     try:
         arr = back.numpy()
     except Exception as exc:
-        raise CheckFailed(f"Tensor.numpy() failed: {exc}") from exc
+        raise CheckFailed(
+            f"Tensor.numpy() failed: {exc}",
+            {"numpy": getattr(numpy, "__version__", "?")},
+            "reinstall NumPy: pip install --force-reinstall numpy (a NumPy this torch was built "
+            "for; not torch)",
+        ) from exc
     flat = [float(x) for x in arr.reshape(-1).tolist()]
     bad = sum(1 for x, y in zip(flat, expected) if x != y)
     if bad or len(flat) != len(expected):
