@@ -683,3 +683,63 @@ def decide_deps(info: Mapping[str, Any]) -> CheckResult:
             fix,
         )
     return result("deps", "pass", f"{len(ok)} requirements of torch present: {', '.join(ok)}", ev)
+
+
+# --- CPU speed beside a yardstick measured in the same run --------------------------------------
+
+# torch below this fraction of NumPy doing the same work on the same machine, in the same run, is
+# a failure: a healthy torch CPU build is within a factor of ~2 of NumPy's BLAS either way (both
+# use every core); 5x slower is a wrong thread count, a debug build or a missing BLAS.
+CPU_SPEED_FAIL_BELOW = {"matmul-speed": 0.2, "memory-bandwidth": 0.1}
+_CPU_YARDSTICK = {
+    "matmul-speed": ("best_tflops", "tflops", "yardstick_tflops", "TFLOP/s"),
+    "memory-bandwidth": ("best_gbps", "gbps", "yardstick_gbps", "GB/s"),
+}
+
+
+def judge_cpu_speed(res: CheckResult) -> CheckResult:
+    """A CPU figure against the NumPy yardstick the worker measured beside it (best of repeated
+    runs on both sides, so a busy machine slows both alike)."""
+    if res.status != "pass" or res.name not in _CPU_YARDSTICK:
+        return res
+    best_key, key, yard_key, unit = _CPU_YARDSTICK[res.name]
+    ev = dict(res.evidence)
+    measured = ev.get(best_key, ev.get(key))
+    yard = ev.get(yard_key)
+    if not isinstance(measured, (int, float)) or not isinstance(yard, (int, float)) or yard <= 0:
+        return res
+    ratio = float(measured) / float(yard)
+    ev["ratio_to_yardstick"] = round(ratio, 3)
+    msg = (
+        f"{res.message}; best {measured:g} = {ratio:.2f}x NumPy's {yard:g} {unit} on the same work"
+    )
+    floor = CPU_SPEED_FAIL_BELOW[res.name]
+    if ratio >= floor:
+        return CheckResult(res.name, "pass", res.duration_s, msg, res.device, ev, res.fix)
+    causes = []
+    threads, cpus = ev.get("torch_threads"), ev.get("cpus")
+    if isinstance(threads, int) and isinstance(cpus, int) and threads < cpus:
+        causes.append(f"torch uses {threads} thread(s) of {cpus} CPUs")
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if ev.get(var):
+            causes.append(f"{var}={ev[var]}")
+    if ev.get("debug_build"):
+        causes.append("a debug build of torch")
+    if res.name == "matmul-speed" and ev.get("mkl") is False:
+        causes.append("no MKL/BLAS in this build")
+    why = "; ".join(causes) or "something slows torch's kernels (a patched torch, a throttled CPU)"
+    fix = (
+        "unset OMP_NUM_THREADS/MKL_NUM_THREADS or set them to the CPU count "
+        "(torch.set_num_threads); install a release build of torch"
+        if causes
+        else "reinstall torch (pip install --force-reinstall --no-cache-dir torch)"
+    )
+    return CheckResult(
+        res.name,
+        "fail",
+        res.duration_s,
+        f"{msg}: under {floor:g}x; likely cause: {why}",
+        res.device,
+        ev,
+        fix,
+    )

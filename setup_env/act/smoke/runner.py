@@ -578,6 +578,8 @@ def _finalize(run: _Run, raw: dict[str, Any]) -> CheckResult:
             res = CheckResult(
                 res.name, res.status, res.duration_s, res.message, res.device, ev, res.fix
             )
+    if res.device == "cpu":
+        res = decide.judge_cpu_speed(res)
     if res.name in decide.SPEED_WARN_BELOW and res.device and res.device != "cpu":
         name = (run.info.get("device_names") or {}).get(res.device, "")
         gpu = None
