@@ -1261,7 +1261,7 @@ def _numpy_matmul_tflops(a: Any, b: Any, budget_s: float) -> Optional[float]:
         return None
     n = an.shape[0]
     secs = _best_of(lambda: numpy.matmul(an, bn), budget_s)
-    return 2.0 * n**3 / max(secs, 1e-9) / 1e12
+    return float(2.0 * n**3 / max(secs, 1e-9) / 1e12)
 
 
 def check_memory_bandwidth(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
