@@ -120,6 +120,42 @@ FAULTS: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "softmax x0.5": (_wrap_f("softmax", "out = out * 0.5"), (), "softmax"),
     "sdpa zeros": (_wrap_f("scaled_dot_product_attention", "out = out * 0"), (), "attention"),
+    "matmul 100x slower": (
+        """
+    import functools, time
+    real = torch.matmul
+
+    @functools.wraps(real)
+    def matmul(a, b, **kw):
+        t0 = time.perf_counter()
+        out = real(a, b, **kw)
+        time.sleep(99 * (time.perf_counter() - t0))
+        return out
+
+    torch.matmul = matmul
+    torch.Tensor.matmul = matmul
+    torch.Tensor.__matmul__ = matmul
+""",
+        (),
+        "matmul-speed",
+    ),
+    "copies 30x slower": (
+        """
+    import functools, time
+    real = torch.Tensor.copy_
+
+    @functools.wraps(real)
+    def copy_(self, src, *args, **kw):
+        t0 = time.perf_counter()
+        out = real(self, src, *args, **kw)
+        time.sleep(30 * (time.perf_counter() - t0))
+        return out
+
+    torch.Tensor.copy_ = copy_
+""",
+        (),
+        "memory-bandwidth",
+    ),
     "sympy missing": ("", ("sympy",), "deps"),
     "numpy missing": ("", ("numpy",), "roundtrip"),
 }

@@ -63,8 +63,8 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec("train", "a tiny training run whose loss falls", 30.0, "device", "worker"),
     CheckSpec("autocast", "mixed precision (autocast)", 30.0, "device", "worker"),
     CheckSpec("compile", "torch.compile", 600.0, "device", "worker", flag="compile"),
-    CheckSpec("matmul-speed", "achieved matmul TFLOP/s", 60.0, "device", "worker"),
     CheckSpec("memory-bandwidth", "device memory bandwidth", 60.0, "device", "worker"),
+    CheckSpec("matmul-speed", "achieved matmul TFLOP/s", 60.0, "device", "worker"),
     CheckSpec("h2d-bandwidth", "host-to-device bandwidth", 60.0, "device", "worker"),
     CheckSpec(
         "distributed",
