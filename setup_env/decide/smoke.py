@@ -687,10 +687,11 @@ def decide_deps(info: Mapping[str, Any]) -> CheckResult:
 
 # --- CPU speed beside a yardstick measured in the same run --------------------------------------
 
-# torch below this fraction of NumPy doing the same work on the same machine, in the same run, is
-# a failure: a healthy torch CPU build is within a factor of ~2 of NumPy's BLAS either way (both
-# use every core); 5x slower is a wrong thread count, a debug build or a missing BLAS.
-CPU_SPEED_FAIL_BELOW = {"matmul-speed": 0.2, "memory-bandwidth": 0.1}
+# torch (on one thread) below this fraction of NumPy doing the same work on the same machine, in
+# the same run, is a failure: a healthy torch CPU build is within ~2x of NumPy's BLAS either way;
+# 10x slower is a debug build, a missing BLAS or a broken kernel. Thread settings are judged
+# from the facts (torch's thread count vs the CPUs), not from this timing.
+CPU_SPEED_FAIL_BELOW = {"matmul-speed": 0.1, "memory-bandwidth": 0.1}
 _CPU_YARDSTICK = {
     "matmul-speed": ("best_tflops", "tflops", "yardstick_tflops", "TFLOP/s"),
     "memory-bandwidth": ("best_gbps", "gbps", "yardstick_gbps", "GB/s"),
