@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -161,7 +162,7 @@ FAULTS: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 
 
-def _verify(tmp_path: Path, patch: str, hide: tuple[str, ...]) -> tuple[int, dict[str, dict]]:
+def _run(tmp_path: Path, patch: str, hide: tuple[str, ...], *argv: str) -> tuple[int, Any]:
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(
@@ -170,14 +171,18 @@ def _verify(tmp_path: Path, patch: str, hide: tuple[str, ...]) -> tuple[int, dic
     path = [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(path))
     proc = subprocess.run(
-        [sys.executable, "-m", "setup_env", "verify", "--device", "cpu", "--json"],
+        [sys.executable, "-m", "setup_env", *argv, "--device", "cpu", "--json"],
         capture_output=True,
         text=True,
         timeout=600,
         env=env,
     )
-    doc = json.loads(proc.stdout)
-    return proc.returncode, {c["name"]: c for c in doc["verify"]["checks"]}
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _verify(tmp_path: Path, patch: str, hide: tuple[str, ...]) -> tuple[int, dict[str, dict]]:
+    rc, doc = _run(tmp_path, patch, hide, "verify")
+    return rc, {c["name"]: c for c in doc["verify"]["checks"]}
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -187,6 +192,15 @@ def test_fault_fails_verify_naming_the_check(tmp_path: Path, fault: str) -> None
     failed = sorted(n for n, c in checks.items() if c["status"] == "fail")
     assert rc == 1, (fault, failed)
     assert check in failed, (fault, failed, checks[check])
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_fault_makes_check_not_ready_naming_the_check(tmp_path: Path, fault: str) -> None:
+    patch, hide, check = FAULTS[fault]
+    rc, doc = _run(tmp_path, patch, hide, "check")
+    verdict = doc["check"]["verdict"]
+    assert rc == 1 and verdict["state"] != "ready", (fault, verdict)
+    assert f"{check}[cpu]" in verdict["line"] or check in verdict["line"], (fault, verdict)
 
 
 def test_clean_install_passes_with_the_same_harness(tmp_path: Path) -> None:
