@@ -93,3 +93,21 @@ def test_cpu_speed_without_a_yardstick_is_left_alone() -> None:
     assert judge_cpu_speed(res) == res
     bw = CheckResult("memory-bandwidth", "pass", 0.1, "x", "cpu", {"gbps": 1.0, "best_gbps": 1.0})
     assert judge_cpu_speed(bw) == bw
+
+
+C_EXT = (
+    "ImportError: Failed to load PyTorch C extensions:\n"
+    "    It appears that PyTorch has loaded the `torch/_C` folder\n"
+    "    of the PyTorch repository rather than the C extensions which\n"
+    "    are expected in the `torch._C` namespace."
+)
+
+
+def test_c_extensions_message_blames_a_source_tree_only_when_there_is_one() -> None:
+    from setup_env.decide.smoke import classify_error
+
+    tree = classify_error(C_EXT, source_checkout=True)
+    assert tree is not None and tree.code == "source-tree"
+    broken = classify_error(C_EXT, source_checkout=False)
+    assert broken is not None and broken.code == "broken-install"
+    assert "source checkout" not in broken.fix and "--force-reinstall" in broken.fix

@@ -157,6 +157,13 @@ FAULTS: dict[str, tuple[str, tuple[str, ...], str]] = {
         (),
         "memory-bandwidth",
     ),
+    # What a deleted torch/_C*.so gives: torch's own message blames a source checkout.
+    "torch/_C missing": (
+        "    raise ImportError('Failed to load PyTorch C extensions:\\n    It appears that "
+        "PyTorch has loaded the `torch/_C` folder of the PyTorch repository')",
+        (),
+        "import",
+    ),
     "sympy missing": ("", ("sympy",), "deps"),
     "numpy missing": ("", ("numpy",), "roundtrip"),
 }
@@ -192,6 +199,9 @@ def test_fault_fails_verify_naming_the_check(tmp_path: Path, fault: str) -> None
     failed = sorted(n for n, c in checks.items() if c["status"] == "fail")
     assert rc == 1, (fault, failed)
     assert check in failed, (fault, failed, checks[check])
+    if fault == "torch/_C missing":  # not a source checkout here: a broken install
+        assert "broken or partial install" in checks["import"]["message"], checks["import"]
+        assert "--force-reinstall" in checks["import"]["fix"]
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))

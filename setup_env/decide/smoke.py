@@ -64,10 +64,14 @@ def classify_error(
     *,
     torch_version: str | None = None,
     returncode: int | None = None,
+    source_checkout: bool | None = None,
 ) -> Diagnosis | None:
     """Cause and fix for a failure's text (traceback, warning, stderr tail), or None if unknown.
 
     ``returncode`` is the worker's exit status when it died (negative: killed by that signal).
+    ``source_checkout``: whether the working directory holds a PyTorch source tree (None: not
+    known); torch's "Failed to load PyTorch C extensions" blames one, but a deleted or truncated
+    ``torch/_C*.so`` in an installed torch says the same.
     """
     t = text or ""
     if returncode == -4 or "Illegal instruction" in t:
@@ -155,6 +159,13 @@ def classify_error(
             "a dynamic library torch loads is missing or incompatible (macOS)",
             "pip install --force-reinstall torch; " + PLAN_FIX,
             "macos-dylib",
+        )
+    if "Failed to load PyTorch C extensions" in t and source_checkout is False:
+        return Diagnosis(
+            "torch's compiled extension (torch/_C) is missing or cannot be loaded: a broken or "
+            "partial install (the working directory is not a PyTorch source checkout)",
+            "pip install --force-reinstall --no-cache-dir torch (same version and index)",
+            "broken-install",
         )
     if "Failed to load PyTorch C extensions" in t:
         return Diagnosis(

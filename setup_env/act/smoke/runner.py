@@ -415,7 +415,7 @@ def _import_failed(
                 "install`)"
             )
         else:
-            diag = decide.classify_error(text)
+            diag = decide.classify_error(text, source_checkout=_source_checkout_here())
             first = str(ev.get("message", "")).strip().splitlines()
             line = f"{ev.get('type')}: {first[0] if first else ''}"
             msg = f"import torch failed: {diag.cause if diag else line}"
@@ -534,6 +534,14 @@ def _import_failed(
         if n != "import":
             run.report(CheckResult(n, "skip", 0.0, "torch did not import"))
     return torch_missing, error
+
+
+def _source_checkout_here() -> bool:
+    """Whether the working directory (the worker's too) holds a PyTorch source tree."""
+    cwd = os.getcwd()
+    return os.path.isfile(os.path.join(cwd, "torch", "__init__.py")) and any(
+        os.path.exists(os.path.join(cwd, marker)) for marker in ("setup.py", "pyproject.toml")
+    )
 
 
 def _rc_text(rc: Optional[int]) -> str:
