@@ -80,3 +80,46 @@ def test_each_check_passes_on_cpu_in_process(name: str) -> None:
 def test_a_check_that_raises_is_a_failure_with_its_message() -> None:
     res = worker.run_check(torch, "matmul", "cuda:7" if not torch.cuda.is_available() else "bad:0")
     assert res["status"] == "fail" and res["message"]
+
+
+NUMERIC_CHECKS = ("matmul", "linear", "conv", "softmax", "layer-norm", "attention", "reduction")
+
+
+@pytest.mark.parametrize("numpy_ref", [True, False])
+@pytest.mark.parametrize("name", NUMERIC_CHECKS)
+def test_numeric_checks_pass_with_either_reference(
+    name: str, numpy_ref: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not numpy_ref:  # as without NumPy: the float64 multiply-sum in torch
+        real_init = worker.Ref.__init__
+
+        def no_numpy(self: worker.Ref, torch_: object) -> None:
+            real_init(self, torch_)
+            self.np = None
+            self.kind = "torch float64 multiply-sum"
+
+        monkeypatch.setattr(worker.Ref, "__init__", no_numpy)
+    res = worker.run_check(torch, name, "cpu")
+    assert res["status"] == "pass", res
+    assert res["evidence"]["reference"] == (
+        "numpy float64" if numpy_ref else "torch float64 multiply-sum"
+    )
+
+
+def test_a_fault_that_also_reaches_float64_is_still_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The old reference was op(a64, b64): a matmul 1% off in every dtype cancelled out.
+    real = torch.matmul
+
+    def off(a: object, b: object) -> object:
+        return real(a, b) * 1.01
+
+    monkeypatch.setattr(torch, "matmul", off)
+    monkeypatch.setattr(torch.Tensor, "__matmul__", off)
+    res = worker.run_check(torch, "matmul", "cpu")
+    assert res["status"] == "fail" and "float32" in res["message"], res
+    assert "is replaced by a function from" in (res["fix"] or ""), res
+
+
+def test_optimizer_step_matches_the_written_out_adamw() -> None:
+    res = worker.run_check(torch, "optimizer", "cpu")
+    assert res["status"] == "pass" and res["evidence"]["steps"] == 3, res

@@ -64,10 +64,14 @@ def classify_error(
     *,
     torch_version: str | None = None,
     returncode: int | None = None,
+    source_checkout: bool | None = None,
 ) -> Diagnosis | None:
     """Cause and fix for a failure's text (traceback, warning, stderr tail), or None if unknown.
 
     ``returncode`` is the worker's exit status when it died (negative: killed by that signal).
+    ``source_checkout``: whether the working directory holds a PyTorch source tree (None: not
+    known); torch's "Failed to load PyTorch C extensions" blames one, but a deleted or truncated
+    ``torch/_C*.so`` in an installed torch says the same.
     """
     t = text or ""
     if returncode == -4 or "Illegal instruction" in t:
@@ -155,6 +159,13 @@ def classify_error(
             "a dynamic library torch loads is missing or incompatible (macOS)",
             "pip install --force-reinstall torch; " + PLAN_FIX,
             "macos-dylib",
+        )
+    if "Failed to load PyTorch C extensions" in t and source_checkout is False:
+        return Diagnosis(
+            "torch's compiled extension (torch/_C) is missing or cannot be loaded: a broken or "
+            "partial install (the working directory is not a PyTorch source checkout)",
+            "pip install --force-reinstall --no-cache-dir torch (same version and index)",
+            "broken-install",
         )
     if "Failed to load PyTorch C extensions" in t:
         return Diagnosis(
@@ -610,3 +621,137 @@ def judge_speed(res: CheckResult, peaks: Any, gpu: Any = None) -> CheckResult:
             "check `nvidia-smi -q -d PERFORMANCE,CLOCK,PCI` for throttle reasons and link state",
         )
     return CheckResult(res.name, res.status, res.duration_s, msg, res.device, ev, res.fix)
+
+
+# --- torch's own dependencies -------------------------------------------------------------------
+
+
+def _marker_applies(marker: Any, env: Mapping[str, str]) -> bool:
+    """Whether a requirement's marker holds in the worker's environment (unknown: no)."""
+    try:
+        return bool(marker.evaluate({**env, "extra": ""}))
+    except Exception:  # a marker this packaging cannot evaluate
+        return False
+
+
+def decide_deps(info: Mapping[str, Any]) -> CheckResult:
+    """Every Requires-Dist of the installed torch that applies here is installed at a version its
+    specifier allows and can be found for import (what ``pip check`` reads, plus the import).
+
+    ``info["requirements"]`` is the worker's report: ``requires`` (the raw Requires-Dist lines),
+    ``found`` (per name: ``installed`` version or None, ``import_errors``) and ``environment``
+    (the worker interpreter's marker values).
+    """
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    rep = info.get("requirements")
+    if not isinstance(rep, Mapping):
+        return result("deps", "skip", "the worker did not report torch's requirements")
+    if rep.get("error"):
+        return result("deps", "skip", f"torch's requirements could not be read: {rep['error']}")
+    env = {str(k): str(v) for k, v in dict(rep.get("environment") or {}).items()}
+    found = {canonicalize_name(str(k)): v for k, v in dict(rep.get("found") or {}).items()}
+    problems: list[str] = []
+    fixes: list[str] = []
+    ok: list[str] = []
+    for line in rep.get("requires") or []:
+        try:
+            req = Requirement(str(line))
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not _marker_applies(req.marker, env):
+            continue
+        name = canonicalize_name(req.name)
+        entry = found.get(name)
+        if not isinstance(entry, Mapping):
+            continue
+        wanted = f"{req.name}{req.specifier}"
+        installed = entry.get("installed")
+        if not installed:
+            problems.append(f"{req.name} is not installed (torch requires {wanted})")
+            fixes.append(f'"{wanted}"')
+            continue
+        if req.specifier and not req.specifier.contains(str(installed), prereleases=True):
+            problems.append(f"{req.name} {installed} does not satisfy {wanted}")
+            fixes.append(f'"{wanted}"')
+            continue
+        errors = dict(entry.get("import_errors") or {})
+        if errors:
+            mod, err = next(iter(errors.items()))
+            problems.append(f"{req.name} {installed} is installed but `import {mod}` fails: {err}")
+            fixes.append(f'--force-reinstall "{wanted}"')
+            continue
+        ok.append(req.name)
+    ev = {"requires": list(rep.get("requires") or []), "ok": ok}
+    if problems:
+        fix = "pip install " + " ".join(dict.fromkeys(fixes)) + " (torch itself is fine)"
+        return result(
+            "deps",
+            "fail",
+            "; ".join(problems) + ": torch.optim, torch.compile and other parts fail without it",
+            ev,
+            fix,
+        )
+    return result("deps", "pass", f"{len(ok)} requirements of torch present: {', '.join(ok)}", ev)
+
+
+# --- CPU speed beside a yardstick measured in the same run --------------------------------------
+
+# torch (on one thread) below this fraction of NumPy doing the same work on the same machine, in
+# the same run, is a failure: a healthy torch CPU build is within ~2x of NumPy's BLAS either way;
+# 10x slower is a debug build, a missing BLAS or a broken kernel. Thread settings are judged
+# from the facts (torch's thread count vs the CPUs), not from this timing.
+CPU_SPEED_FAIL_BELOW = {"matmul-speed": 0.1, "memory-bandwidth": 0.1}
+_CPU_YARDSTICK = {
+    "matmul-speed": ("best_tflops", "tflops", "yardstick_tflops", "TFLOP/s"),
+    "memory-bandwidth": ("best_gbps", "gbps", "yardstick_gbps", "GB/s"),
+}
+
+
+def judge_cpu_speed(res: CheckResult) -> CheckResult:
+    """A CPU figure against the NumPy yardstick the worker measured beside it (best of repeated
+    runs on both sides, so a busy machine slows both alike)."""
+    if res.status != "pass" or res.name not in _CPU_YARDSTICK:
+        return res
+    best_key, key, yard_key, unit = _CPU_YARDSTICK[res.name]
+    ev = dict(res.evidence)
+    measured = ev.get(best_key, ev.get(key))
+    yard = ev.get(yard_key)
+    if not isinstance(measured, (int, float)) or not isinstance(yard, (int, float)) or yard <= 0:
+        return res
+    ratio = float(measured) / float(yard)
+    ev["ratio_to_yardstick"] = round(ratio, 3)
+    msg = (
+        f"{res.message}; best {measured:g} = {ratio:.2f}x NumPy's {yard:g} {unit} on the same work"
+    )
+    floor = CPU_SPEED_FAIL_BELOW[res.name]
+    if ratio >= floor:
+        return CheckResult(res.name, "pass", res.duration_s, msg, res.device, ev, res.fix)
+    causes = []
+    threads, cpus = ev.get("torch_threads"), ev.get("cpus")
+    if isinstance(threads, int) and isinstance(cpus, int) and threads < cpus:
+        causes.append(f"torch uses {threads} thread(s) of {cpus} CPUs")
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if ev.get(var):
+            causes.append(f"{var}={ev[var]}")
+    if ev.get("debug_build"):
+        causes.append("a debug build of torch")
+    if res.name == "matmul-speed" and ev.get("mkl") is False:
+        causes.append("no MKL/BLAS in this build")
+    why = "; ".join(causes) or "something slows torch's kernels (a patched torch, a throttled CPU)"
+    fix = (
+        "unset OMP_NUM_THREADS/MKL_NUM_THREADS or set them to the CPU count "
+        "(torch.set_num_threads); install a release build of torch"
+        if causes
+        else "reinstall torch (pip install --force-reinstall --no-cache-dir torch)"
+    )
+    return CheckResult(
+        res.name,
+        "fail",
+        res.duration_s,
+        f"{msg}: under {floor:g}x; likely cause: {why}",
+        res.device,
+        ev,
+        fix,
+    )

@@ -37,19 +37,34 @@ class CheckSpec:
 CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec("import", "torch imports", 180.0, "global", "worker"),
     CheckSpec("build", "versions and build agree with the facts", 0.0, "global", "parent"),
+    CheckSpec("deps", "torch's own dependencies installed and importable", 0.0, "global", "parent"),
     CheckSpec("device", "the best device is usable", 0.0, "global", "parent"),
     CheckSpec(
         "arch", "wheel architectures cover the GPUs; driver fits the wheel", 0.0, "global", "parent"
     ),
     CheckSpec("roundtrip", "CPU -> device -> compute -> CPU -> NumPy", 90.0, "device", "worker"),
-    CheckSpec("matmul", "matrix product vs a float64 CPU reference", 60.0, "device", "worker"),
-    CheckSpec("conv", "convolution vs a float64 CPU reference", 60.0, "device", "worker"),
+    CheckSpec("matmul", "matrix products vs a NumPy float64 reference", 60.0, "device", "worker"),
+    CheckSpec("linear", "F.linear with bias vs a float64 reference", 60.0, "device", "worker"),
+    CheckSpec("conv", "convolution vs a float64 im2col reference", 60.0, "device", "worker"),
+    CheckSpec(
+        "softmax", "softmax and log-softmax vs a float64 reference", 30.0, "device", "worker"
+    ),
+    CheckSpec("layer-norm", "layer norm vs a float64 reference", 30.0, "device", "worker"),
+    CheckSpec(
+        "attention",
+        "scaled_dot_product_attention vs attention written out",
+        60.0,
+        "device",
+        "worker",
+    ),
+    CheckSpec("reduction", "sum and mean vs a float64 reference", 30.0, "device", "worker"),
+    CheckSpec("optimizer", "AdamW steps vs a float64 reference step", 60.0, "device", "worker"),
     CheckSpec("autograd", "gradient vs its analytic value", 30.0, "device", "worker"),
     CheckSpec("train", "a tiny training run whose loss falls", 30.0, "device", "worker"),
     CheckSpec("autocast", "mixed precision (autocast)", 30.0, "device", "worker"),
     CheckSpec("compile", "torch.compile", 600.0, "device", "worker", flag="compile"),
-    CheckSpec("matmul-speed", "achieved matmul TFLOP/s", 60.0, "device", "worker"),
     CheckSpec("memory-bandwidth", "device memory bandwidth", 60.0, "device", "worker"),
+    CheckSpec("matmul-speed", "achieved matmul TFLOP/s", 60.0, "device", "worker"),
     CheckSpec("h2d-bandwidth", "host-to-device bandwidth", 60.0, "device", "worker"),
     CheckSpec(
         "distributed",

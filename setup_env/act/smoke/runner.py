@@ -373,6 +373,8 @@ def _verify(run: _Run, options: VerifyOptions) -> VerifyReport:
     same = os.path.realpath(run.python) == os.path.realpath(sys.executable)
     if "build" in names:
         run.report(decide.decide_build(info, facts, same_interpreter=same))
+    if "deps" in names:
+        run.report(decide.decide_deps(info))
     if "device" in names:
         run.report(decide.decide_device(info, facts, options.device))
     if "arch" in names:
@@ -413,7 +415,7 @@ def _import_failed(
                 "install`)"
             )
         else:
-            diag = decide.classify_error(text)
+            diag = decide.classify_error(text, source_checkout=_source_checkout_here())
             first = str(ev.get("message", "")).strip().splitlines()
             line = f"{ev.get('type')}: {first[0] if first else ''}"
             msg = f"import torch failed: {diag.cause if diag else line}"
@@ -534,6 +536,14 @@ def _import_failed(
     return torch_missing, error
 
 
+def _source_checkout_here() -> bool:
+    """Whether the working directory (the worker's too) holds a PyTorch source tree."""
+    cwd = os.getcwd()
+    return os.path.isfile(os.path.join(cwd, "torch", "__init__.py")) and any(
+        os.path.exists(os.path.join(cwd, marker)) for marker in ("setup.py", "pyproject.toml")
+    )
+
+
 def _rc_text(rc: Optional[int]) -> str:
     if rc is None:
         return "still running"
@@ -576,6 +586,8 @@ def _finalize(run: _Run, raw: dict[str, Any]) -> CheckResult:
             res = CheckResult(
                 res.name, res.status, res.duration_s, res.message, res.device, ev, res.fix
             )
+    if res.device == "cpu":
+        res = decide.judge_cpu_speed(res)
     if res.name in decide.SPEED_WARN_BELOW and res.device and res.device != "cpu":
         name = (run.info.get("device_names") or {}).get(res.device, "")
         gpu = None

@@ -1,0 +1,219 @@
+"""Fault injection: verify must catch a torch that is broken in the ways real installs break.
+
+Each fault is injected into the verify worker as issue 21 did it: a ``sitecustomize`` first on the
+worker's PYTHONPATH that patches one torch function right after ``import torch`` (or hides a
+package torch needs). verify must exit 1 and name the check that fails; the clean install passes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+# Runs at interpreter start: `patch(torch)` runs once torch has been imported, `hide` names
+# packages whose import fails as if they were not installed.
+SITECUSTOMIZE = """
+import sys, importlib.abc, importlib.machinery
+
+HIDE = {hide!r}
+
+
+class _Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HIDE:
+            raise ModuleNotFoundError("No module named %r" % name, name=name)
+        return None
+
+
+def patch(torch):
+{patch}
+
+
+class _AfterTorch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _Hide())
+sys.meta_path.insert(0, _AfterTorch())
+"""
+
+MATMUL = """
+    import functools
+    real = torch.matmul
+
+    @functools.wraps(real)
+    def matmul(a, b, **kw):
+        out = real(a, b, **kw)
+{body}
+        return out
+
+    torch.matmul = matmul
+    torch.Tensor.matmul = matmul
+    torch.Tensor.__matmul__ = matmul
+"""
+
+
+def _matmul(body: str) -> str:
+    return MATMUL.format(body=textwrap.indent(textwrap.dedent(body).strip(), " " * 8))
+
+
+def _wrap_f(name: str, body: str) -> str:
+    return f"""
+    import functools
+    F = torch.nn.functional
+    real = F.{name}
+
+    @functools.wraps(real)
+    def wrapped(*args, **kw):
+        out = real(*args, **kw)
+{textwrap.indent(textwrap.dedent(body).strip(), " " * 8)}
+        return out
+
+    F.{name} = wrapped
+"""
+
+
+# fault -> (patch body, packages to hide, the check that must fail)
+FAULTS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "matmul 1% off": (_matmul("out = out * 1.01"), (), "matmul"),
+    "conv2d 1% off": (_wrap_f("conv2d", "out = out * 1.01"), (), "conv"),
+    "linear 1% off": (_wrap_f("linear", "out = out * 1.01"), (), "linear"),
+    "matmul zeros when a dim >= 128": (
+        _matmul("if max(list(a.shape) + list(b.shape)) >= 128:\n    out = out * 0"),
+        (),
+        "matmul",
+    ),
+    "matmul NaN in fp16/bf16 when large": (
+        _matmul(
+            "if a.dtype in (torch.float16, torch.bfloat16) and max(a.shape) >= 1024:\n"
+            "    out = out * float('nan')"
+        ),
+        (),
+        "matmul",
+    ),
+    "matmul wrong on non-contiguous operands": (
+        _matmul("if not (a.is_contiguous() and b.is_contiguous()):\n    out = out * 1.01"),
+        (),
+        "matmul",
+    ),
+    "softmax x0.5": (_wrap_f("softmax", "out = out * 0.5"), (), "softmax"),
+    "sdpa zeros": (_wrap_f("scaled_dot_product_attention", "out = out * 0"), (), "attention"),
+    "matmul 100x slower": (
+        """
+    import functools, time
+    real = torch.matmul
+
+    @functools.wraps(real)
+    def matmul(a, b, **kw):
+        t0 = time.perf_counter()
+        out = real(a, b, **kw)
+        time.sleep(99 * (time.perf_counter() - t0))
+        return out
+
+    torch.matmul = matmul
+    torch.Tensor.matmul = matmul
+    torch.Tensor.__matmul__ = matmul
+""",
+        (),
+        "matmul-speed",
+    ),
+    "copies 30x slower": (
+        """
+    import functools, time
+    real = torch.Tensor.copy_
+
+    @functools.wraps(real)
+    def copy_(self, src, *args, **kw):
+        t0 = time.perf_counter()
+        out = real(self, src, *args, **kw)
+        time.sleep(30 * (time.perf_counter() - t0))
+        return out
+
+    torch.Tensor.copy_ = copy_
+""",
+        (),
+        "memory-bandwidth",
+    ),
+    # What a deleted torch/_C*.so gives: torch's own message blames a source checkout.
+    "torch/_C missing": (
+        "    raise ImportError('Failed to load PyTorch C extensions:\\n    It appears that "
+        "PyTorch has loaded the `torch/_C` folder of the PyTorch repository')",
+        (),
+        "import",
+    ),
+    "sympy missing": ("", ("sympy",), "deps"),
+    "numpy missing": ("", ("numpy",), "roundtrip"),
+}
+
+
+def _run(tmp_path: Path, patch: str, hide: tuple[str, ...], *argv: str) -> tuple[int, Any]:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        SITECUSTOMIZE.format(hide=set(hide), patch=patch or "    pass")
+    )
+    path = [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "setup_env", *argv, "--device", "cpu", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _verify(tmp_path: Path, patch: str, hide: tuple[str, ...]) -> tuple[int, dict[str, dict]]:
+    rc, doc = _run(tmp_path, patch, hide, "verify")
+    return rc, {c["name"]: c for c in doc["verify"]["checks"]}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_fault_fails_verify_naming_the_check(tmp_path: Path, fault: str) -> None:
+    patch, hide, check = FAULTS[fault]
+    rc, checks = _verify(tmp_path, patch, hide)
+    failed = sorted(n for n, c in checks.items() if c["status"] == "fail")
+    assert rc == 1, (fault, failed)
+    assert check in failed, (fault, failed, checks[check])
+    if fault == "torch/_C missing":  # not a source checkout here: a broken install
+        assert "broken or partial install" in checks["import"]["message"], checks["import"]
+        assert "--force-reinstall" in checks["import"]["fix"]
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_fault_makes_check_not_ready_naming_the_check(tmp_path: Path, fault: str) -> None:
+    patch, hide, check = FAULTS[fault]
+    rc, doc = _run(tmp_path, patch, hide, "check")
+    verdict = doc["check"]["verdict"]
+    assert rc == 1 and verdict["state"] != "ready", (fault, verdict)
+    assert f"{check}[cpu]" in verdict["line"] or check in verdict["line"], (fault, verdict)
+
+
+def test_clean_install_passes_with_the_same_harness(tmp_path: Path) -> None:
+    rc, checks = _verify(tmp_path, "", ())
+    failed = {n: c["message"] for n, c in checks.items() if c["status"] == "fail"}
+    assert rc == 0 and not failed, failed
