@@ -42,6 +42,8 @@ class Note:
 
 @dataclass(frozen=True)
 class OSInfo:
+    """The operating system: family, distribution, kernel, libc, WSL, container, VM."""
+
     family: Literal["linux", "darwin", "windows", "other"] = "other"
     distro_id: Optional[str] = None  # "ubuntu", "debian", "centos", "amzn"
     distro_name: Optional[str] = None  # "Ubuntu 22.04.4 LTS"
@@ -65,6 +67,8 @@ class OSInfo:
 
 @dataclass(frozen=True)
 class PythonInfo:
+    """The interpreter setup-env runs in: version, build, machine, wheel tags."""
+
     version: str = ""  # "3.11.7"
     implementation: str = "cpython"
     free_threaded: bool = False
@@ -78,6 +82,8 @@ class PythonInfo:
 
 @dataclass(frozen=True)
 class CpuInfo:
+    """The CPU, memory and free disk of the machine."""
+
     model: Optional[str] = None
     vendor: Optional[str] = None
     architecture: Optional[str] = None  # the hardware's: x86_64, aarch64, arm64
@@ -93,6 +99,8 @@ class CpuInfo:
 
 @dataclass(frozen=True)
 class Gpu:
+    """One GPU as a probe saw it (NVIDIA, AMD, Intel or Apple)."""
+
     index: int
     name: str
     vendor: Literal["nvidia", "amd", "intel", "apple"] = "nvidia"
@@ -114,6 +122,8 @@ class Gpu:
 
 @dataclass(frozen=True)
 class NvidiaInfo:
+    """The NVIDIA driver and its GPUs, or why the driver is unusable."""
+
     driver_version: Optional[str] = None  # "550.54.15"
     cuda_driver_version: Optional[str] = None  # highest CUDA the driver supports, "12.4"
     kernel_module: Optional[Literal["open", "proprietary"]] = None
@@ -130,6 +140,8 @@ class NvidiaInfo:
 
 @dataclass(frozen=True)
 class AppleInfo:
+    """An Apple silicon chip and whether MPS can run on it."""
+
     chip: Optional[str] = None  # "Apple M3 Pro"
     generation: Optional[int] = None  # 3 for M3
     variant: Optional[str] = None  # "Pro" | "Max" | "Ultra" | None
@@ -140,6 +152,8 @@ class AppleInfo:
 
 @dataclass(frozen=True)
 class RocmInfo:
+    """The ROCm runtime and its AMD GPUs."""
+
     version: Optional[str] = None  # "6.2.4"
     gpus: tuple[Gpu, ...] = ()
     driver_version: Optional[str] = None  # amdgpu/ROCk kernel module, "6.10.5"
@@ -148,6 +162,8 @@ class RocmInfo:
 
 @dataclass(frozen=True)
 class XpuInfo:
+    """Intel GPUs and their driver."""
+
     gpus: tuple[Gpu, ...] = ()
     driver_version: Optional[str] = None
     kernel_driver: Optional[str] = None  # the kernel driver bound to the GPU: "i915" | "xe"
@@ -156,6 +172,8 @@ class XpuInfo:
 
 @dataclass(frozen=True)
 class CudaToolkit:
+    """One CUDA toolkit found on the machine (nvcc, CUDA_HOME, /usr/local/cuda...)."""
+
     version: str  # "13.0"
     full_version: Optional[str] = None  # "13.0.88"
     path: Optional[str] = None  # "/usr/local/cuda-13.0"
@@ -184,6 +202,8 @@ class InstalledPackage:
 
 @dataclass(frozen=True)
 class CloudInfo:
+    """The cloud instance this runs on, and what its catalogue says it has."""
+
     provider: Optional[str] = None  # "aws" | "gcp" | "azure" | "oci" | ...
     instance_type: Optional[str] = None
     region: Optional[str] = None
@@ -219,6 +239,8 @@ _OMIT_NONE = {"omit_if_none": True}
 
 @dataclass(frozen=True)
 class Facts:
+    """Everything detection learned about one machine."""
+
     schema_version: int = SCHEMA_VERSION
     os: OSInfo = field(default_factory=OSInfo)
     python: PythonInfo = field(default_factory=PythonInfo)

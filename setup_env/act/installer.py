@@ -284,6 +284,8 @@ def has_pip(python: str, timeout: float = 60.0) -> bool:
 
 @dataclass(frozen=True)
 class Target:
+    """The interpreter to install into and the installer that does it (pip or uv)."""
+
     python: str
     installer: InstallerName
     uv: Optional[str] = None  # the uv executable when installer == "uv"
@@ -322,6 +324,8 @@ def choose_installer(
 
 @dataclass(frozen=True)
 class InstallArgs:
+    """A plan's requirements and installer options, checked, ready to become an argv."""
+
     requirements: tuple[str, ...]
     options: tuple[str, ...]  # validated, in the plan's order ("--index-url", URL, "--pre")
     index_url: Optional[str]
@@ -564,6 +568,8 @@ _SPACE = re.compile(r"No space left on device|\[Errno 28\]|os error 28", re.IGNO
 
 @dataclass(frozen=True)
 class Failure:
+    """Why an install failed, as a kind and its detail."""
+
     kind: Literal["index-unreachable", "no-matching-wheel", "no-space", "other"]
     detail: str = ""
 
@@ -610,6 +616,8 @@ _TORCH_PLATFORMS = (
 
 @dataclass(frozen=True)
 class OfflineAdvice:
+    """What to fetch on a connected machine and run here when there is no network."""
+
     patterns: tuple[str, ...]  # wheel file names to bring, as globs
     download: tuple[str, ...]  # argv for a connected machine: pip download ... -d torch-wheels
     then: str  # the command to run here afterwards (display form)
@@ -706,6 +714,8 @@ def torch_imports(python: str, timeout: float = 180.0) -> tuple[bool, str]:
 
 @dataclass(frozen=True)
 class RunResult:
+    """How one run of the install command ended: exit status, output tail, duration."""
+
     returncode: Optional[int]  # None: it could not be started, or was killed at the deadline
     output_tail: str
     duration_s: float

@@ -36,6 +36,8 @@ class LauncherError(ValueError):
 
 @dataclass(frozen=True)
 class SlurmOptions:
+    """What a Slurm batch script for a fleet check is written with."""
+
     nodes: int
     partition: Optional[str] = None
     gpus_per_node: Optional[int] = None
@@ -233,6 +235,8 @@ def slurm_script(o: SlurmOptions) -> str:
 
 @dataclass(frozen=True)
 class K8sOptions:
+    """What a Kubernetes indexed Job for a fleet check is written with."""
+
     nodes: int
     image: str
     gpus_per_node: int = 8

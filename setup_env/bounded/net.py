@@ -75,6 +75,8 @@ class _DeadlineSocket:
 
 @dataclass(frozen=True)
 class HttpAnswer:
+    """One HTTP answer: status line, headers and the body read within its cap."""
+
     status: int
     reason: str
     headers: Mapping[str, str]  # lower-case names

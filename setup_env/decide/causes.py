@@ -434,6 +434,8 @@ def library_findings(facts: Facts, libraries: dict[str, str]) -> list[Any]:
 
 @dataclass(frozen=True)
 class Step:
+    """One step of the route to a working install: what to change, in words."""
+
     kind: str  # "python" | "driver" | "macos" | "torch"
     summary: str
 

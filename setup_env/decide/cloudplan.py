@@ -49,6 +49,8 @@ class CloudPlanError(ValueError):
 
 @dataclass(frozen=True)
 class CloudAdvice:
+    """What a cloud instance type needs before torch works on it: GPU, driver route, image."""
+
     provider: str
     instance_type: str | None = None
     lines: tuple[str, ...] = ()  # human sentences: the GPU, the driver route, fabric manager...

@@ -47,6 +47,8 @@ DRIFT_FIELDS: tuple[tuple[str, str, Callable[[Node], Optional[str]]], ...] = (
 
 @dataclass(frozen=True)
 class Drift:
+    """One field on which the fleet's nodes disagree, and which nodes are odd."""
+
     field: str  # "driver", "gpu_count"…
     label: str  # "driver", "GPU count (p5.48xlarge)"
     majority: str  # the most common value
@@ -56,6 +58,8 @@ class Drift:
 
 @dataclass(frozen=True)
 class Issue:
+    """One problem found on one node of the fleet."""
+
     node: str
     # "verdict", "gpu-count", "gpu-model", "ecc", "throttle", "pcie", "slow", "distributed",
     # "missing" (no check document from a node the job ran on), "allreduce"
@@ -67,6 +71,8 @@ class Issue:
 
 @dataclass(frozen=True)
 class SpeedPoint:
+    """One device's measured speed beside the fleet's median for its model."""
+
     node: str
     device: str  # "cuda:0", "cpu"
     model: str  # the GPU model the median is taken over ("cpu" for the CPU)
@@ -93,6 +99,8 @@ class StepStatus:
 
 @dataclass(frozen=True)
 class AllReduceRow:
+    """One node's result of the all-reduce check."""
+
     node: str
     status: str  # pass | warn | fail | skip | missing
     message: str
@@ -100,6 +108,8 @@ class AllReduceRow:
 
 @dataclass(frozen=True)
 class FleetReport:
+    """Everything a fleet report says: nodes, drift, issues, speed and what to look at first."""
+
     nodes: tuple[Node, ...]
     bad: tuple[BadDocument, ...] = ()
     drift: tuple[Drift, ...] = ()

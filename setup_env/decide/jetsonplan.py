@@ -370,6 +370,8 @@ def _sbsa(
 
 @dataclass(frozen=True)
 class JetsonFinding:
+    """One finding about the torch installed on a Jetson."""
+
     code: str  # "jetson-nvidia-build" | "jetson-desktop-wheel"
     severity: str  # "info" | "error"
     title: str

@@ -39,6 +39,8 @@ class PlanError(ValueError):
 
 @dataclass(frozen=True)
 class PlanOptions:
+    """What the user asked the planner for: torch pin, variant, packages, channel, installer."""
+
     torch: str | None = None  # pin, e.g. "2.13.0" or "2.13"
     variant: str | None = None  # as typed: "cpu", "cu130", "rocm7.2", "xpu", "mps" (check_options)
     with_packages: tuple[str, ...] = ()  # ("torchvision", "torchaudio")
@@ -59,6 +61,8 @@ class Fix:
 
 @dataclass(frozen=True)
 class Plan:
+    """The planner's answer: which torch build to install and the command that installs it."""
+
     status: Literal["ok", "fallback", "none"]  # fallback: only a CPU build or an older torch fits
     torch_version: str | None = None
     variant: Variant | None = None  # cu130, cpu, rocm7.2, xpu, mps ... (JSON: the label)
@@ -88,6 +92,8 @@ class Plan:
 
 @dataclass(frozen=True)
 class Finding:
+    """One problem (or note) doctor found in an environment, with its fix."""
+
     code: str  # stable id: "cpu-build-on-gpu", "cuda-newer-than-driver", ...
     severity: Severity
     title: str

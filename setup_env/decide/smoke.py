@@ -29,6 +29,8 @@ PLAN_FIX = "run `setup-env plan` for the install command that fits this machine"
 
 @dataclass(frozen=True)
 class Diagnosis:
+    """What a failed check's output means: the cause and the fix."""
+
     cause: str  # one line: what is wrong
     fix: str  # the exact thing to do
     code: str  # stable id: "missing-library", "numpy-abi", ...

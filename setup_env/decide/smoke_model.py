@@ -24,6 +24,8 @@ Scope = Literal["global", "device"]
 
 @dataclass(frozen=True)
 class CheckSpec:
+    """One verification check: its name, deadline and where it runs."""
+
     name: str
     title: str
     timeout_s: float  # base deadline; VerifyOptions.timeout_scale multiplies it
@@ -79,6 +81,8 @@ def spec(name: str) -> CheckSpec:
 
 @dataclass(frozen=True)
 class VerifyOptions:
+    """What verify is asked to run: devices, optional checks, interpreter, deadlines."""
+
     device: Optional[str] = None  # None or "auto": the best; "cpu", "cuda", "cuda:1", "mps", "xpu"
     all_devices: bool = False  # every visible GPU (device checks repeat per device)
     compile: bool = False  # also run torch.compile
@@ -96,6 +100,8 @@ class VerifyOptions:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """How one verification check ended."""
+
     name: str
     status: Status
     duration_s: float = 0.0
@@ -111,6 +117,8 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class VerifyReport:
+    """Every check's result for one interpreter's torch, and whether all passed."""
+
     ok: bool  # no check failed (warnings allowed) and torch could be examined
     checks: tuple[CheckResult, ...]
     python: str = ""  # the interpreter that was verified

@@ -38,6 +38,8 @@ State = Literal["ready", "action-needed", "broken", "unexaminable"]
 
 @dataclass(frozen=True)
 class Verdict:
+    """The one-line answer on an environment: its state and what to run."""
+
     state: State
     line: str  # the one line people read: "READY: torch 2.13.0+cpu works on cpu"
     command: Optional[str] = None  # what to run, when something is to be done
@@ -360,6 +362,8 @@ class ExpectError(ValueError):
 
 @dataclass(frozen=True)
 class Expect:
+    """One --expect condition as parsed: a key, an operator and a wanted value."""
+
     text: str  # as given
     key: str  # a distribution name ("torch") or one of EXPECT_KEYS
     op: str  # "spec" (a version specifier), "==" or "!="
@@ -387,6 +391,8 @@ def parse_expect(text: str) -> Expect:
 
 @dataclass(frozen=True)
 class ExpectResult:
+    """One --expect condition checked against the environment."""
+
     expect: Expect
     ok: bool
     actual: Optional[str]  # what the environment has (None: not there)

@@ -32,6 +32,8 @@ class CatalogError(ValueError):
 
 @dataclass(frozen=True)
 class GpuModel:
+    """A GPU model as the cloud catalogue knows it."""
+
     key: str  # catalogue key, e.g. "A100-SXM4-40GB"
     name: str  # as NVML / amd-smi names it: "NVIDIA A100-SXM4-40GB"
     vendor: str  # "nvidia" | "amd"
@@ -45,6 +47,8 @@ class GpuModel:
 
 @dataclass(frozen=True)
 class Instance:
+    """One cloud instance type: its GPUs, host architecture and driver route."""
+
     provider: str
     instance_type: str  # as the provider spells it
     family: str
@@ -75,6 +79,8 @@ class Instance:
 
 @dataclass(frozen=True)
 class Image:
+    """One machine image: its distribution, glibc and NVIDIA driver branch."""
+
     key: str  # "ubuntu-24.04", "dlami-ubuntu-24.04"
     distro_id: str
     version: str
@@ -102,6 +108,8 @@ class Attachable:
 
 @dataclass(frozen=True)
 class Catalog:
+    """The bundled cloud catalogue: GPU models, instance types and images."""
+
     gpus: Mapping[str, GpuModel]
     instances: tuple[Instance, ...]
     images: Mapping[str, Image]

@@ -129,6 +129,8 @@ def arches(entries: Iterable[Union[str, Arch]]) -> tuple[Arch, ...]:
 
 @dataclass(frozen=True)
 class Coverage:
+    """Whether a build has a kernel image for a GPU (SASS, PTX or none), and which entry."""
+
     how: Optional[How]  # "sass", "ptx" (JIT only) or None (no kernel image for this GPU)
     by: Optional[Arch] = None  # the entry that serves it
 
@@ -172,6 +174,8 @@ def version_tuple(text: Optional[str]) -> Optional[tuple[int, ...]]:
 
 @dataclass(frozen=True)
 class DriverFit:
+    """Whether a driver runs a CUDA build: fully, through minor-version compatibility, or not."""
+
     compat: Compat
     code: str  # stable: "driver-full", "driver-mvc", "driver-too-old", "driver-too-old-ptx",
     #                     "driver-absent", "driver-no-data"

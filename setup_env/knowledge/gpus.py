@@ -54,6 +54,8 @@ class CatalogueError(ValueError):
 
 @dataclass(frozen=True)
 class GpuModel:
+    """One NVIDIA GPU model of the catalogue: names, compute capability, memory, speed."""
+
     key: str  # "H100-SXM5-80GB"
     name: str  # as NVML / nvidia-smi print it: "NVIDIA H100 80GB HBM3"
     compute_capability: str  # "9.0"
@@ -89,6 +91,8 @@ class GpuModel:
 
 @dataclass(frozen=True)
 class AmdModel:
+    """One AMD GPU model of the catalogue: names, gfx target, memory."""
+
     key: str  # "MI300X"
     name: str  # as rocminfo's "Marketing Name" prints it: "AMD Instinct MI300X"
     gfx: str  # "gfx942"
@@ -131,6 +135,8 @@ class RocmWheelRule:
 
 @dataclass(frozen=True)
 class JetPack:
+    """One JetPack release: its L4T, CUDA, Python and the torch NVIDIA builds for it."""
+
     jetpack: str  # "6.2"
     l4t: str  # "36.4.3"
     cuda: str  # "12.6"
@@ -179,6 +185,8 @@ class Identified:
 
 @dataclass(frozen=True)
 class Catalogue:
+    """The bundled GPU catalogue, with its look-up indexes."""
+
     models: tuple[GpuModel, ...]
     architectures: Mapping[str, str]  # "9.0" -> "Hopper"
     sources: Mapping[str, str]  # source id -> URL

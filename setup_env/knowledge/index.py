@@ -107,6 +107,8 @@ class WheelFile:
 
 @dataclass(frozen=True)
 class Rejected:
+    """A file an index listed that was not taken, and why."""
+
     filename: str
     reason: str
 
@@ -392,6 +394,8 @@ def parse_pep503(
 
 @dataclass(frozen=True)
 class Answer:
+    """One index page as fetched: final URL, status, type and body."""
+
     url: str  # after redirects
     status: int
     content_type: str

@@ -154,6 +154,8 @@ class PlatformNote:
 
 @dataclass(frozen=True)
 class PypiVariant:
+    """What plain PyPI serves for one platform, and how sure that is."""
+
     variant: Variant
     confidence: str
     source: str
@@ -161,6 +163,8 @@ class PypiVariant:
 
 @dataclass(frozen=True)
 class Companion:
+    """The torchvision or torchaudio version that goes with a torch release."""
+
     name: str  # torchvision | torchaudio
     version: Optional[Version]  # exact, when a source names it
     spec: Optional[str]  # "==0.29.0" or "==0.29.*"; None: no companion known for this torch
@@ -170,6 +174,8 @@ class Companion:
 
 @dataclass(frozen=True)
 class Trap:
+    """A platform where a release's wheels need more than their tag says (e.g. a newer glibc)."""
+
     platform_tag: str
     min_glibc: Version
     note: str
@@ -179,6 +185,8 @@ class Trap:
 
 @dataclass(frozen=True)
 class Release:
+    """One torch release: its Pythons, wheels per platform and index, companions, floors."""
+
     version: Version
     uploaded: str
     requires_python: str  # ">=3.11" (packaging.specifiers is imported only when asked)
@@ -274,6 +282,8 @@ class DriverFloor:
 
 @dataclass(frozen=True)
 class CudaVersion:
+    """One CUDA version: its toolkit driver minimums and compatibility floor."""
+
     version: str  # "13.0"
     updates: Mapping[str, DriverFloor]  # "13.0.2" -> toolkit minimum driver
     mvc: DriverFloor  # minor-version-compatibility floor
@@ -290,6 +300,8 @@ class CudaVersion:
 
 @dataclass(frozen=True)
 class Matrix:
+    """The compatibility matrix: releases, builds per variant and platform, CUDA versions."""
+
     schema_version: int
     source: str
     retrieved: str

@@ -368,6 +368,8 @@ class RefreshError(Exception):
 
 @dataclass(frozen=True)
 class Base:
+    """The matrix document a refresh starts from, and where it came from."""
+
     doc: dict[str, Any]
     path: str
     origin: str  # "user" (a refreshed copy) or "bundled"

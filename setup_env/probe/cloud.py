@@ -125,6 +125,8 @@ class Identity:
 
 @dataclass(frozen=True)
 class MetadataAnswer:
+    """What a cloud's metadata service said about this instance."""
+
     instance_type: Optional[str] = None
     region: Optional[str] = None
     zone: Optional[str] = None
@@ -379,6 +381,8 @@ _Budget = bounded.Deadline  # one wall-clock budget for every request of a detec
 
 @dataclass(frozen=True)
 class _Response:
+    """One metadata service answer: status, headers and body."""
+
     status: int
     headers: Mapping[str, str]
     body: bytes

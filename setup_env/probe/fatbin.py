@@ -59,6 +59,8 @@ class FatbinError(ValueError):
 
 @dataclass(frozen=True)
 class Entry:
+    """One kernel image in a fat binary: SASS or PTX, and for which arch."""
+
     kind: Kind
     sm: int  # 90 for sm_90 / sm_90a / compute_90
     suffix: str = ""  # "a" (arch-specific) or "f" (family), from the entry flags
@@ -73,6 +75,8 @@ class Entry:
 
 @dataclass(frozen=True)
 class Fatbin:
+    """One fat binary found in a file, with its entries."""
+
     offset: int
     size: int  # header + body
     entries: tuple[Entry, ...]
@@ -320,6 +324,8 @@ def scan_stream(
 
 @dataclass(frozen=True)
 class _Section:
+    """One ELF section header: name, offset and size."""
+
     name: str
     offset: int
     size: int

@@ -24,6 +24,8 @@ MAX_DOCUMENT = 20_000_000  # a check document is ~10-50 KiB
 
 @dataclass(frozen=True)
 class GpuHealth:
+    """One GPU's health in a node's document: ECC errors, PCIe link, throttling."""
+
     index: int
     name: str
     ecc_uncorrected: Optional[int] = None
@@ -37,6 +39,8 @@ class GpuHealth:
 
 @dataclass(frozen=True)
 class Node:
+    """One node's check document, read: its verdict, GPUs, driver, torch and speed."""
+
     name: str  # the hostname (or the file name when the document has none)
     path: str
     state: str  # the verdict: ready | action-needed | broken | unexaminable
@@ -74,6 +78,8 @@ class Node:
 
 @dataclass(frozen=True)
 class BadDocument:
+    """A document that could not be read as a node's, and why."""
+
     path: str
     reason: str
 
@@ -90,6 +96,8 @@ class AllReduce:
 
 @dataclass(frozen=True)
 class Step:
+    """One step of a node's fleet job and how far it got."""
+
     name: str  # "check", "allreduce"
     state: str  # pending | running | done | failed | timed-out | stopped
     rc: Optional[int] = None
@@ -112,6 +120,8 @@ class JobRecord:
 
 @dataclass
 class Documents:
+    """Everything read from a fleet's output folder: nodes, bad documents, jobs."""
+
     nodes: list[Node] = field(default_factory=list)
     bad: list[BadDocument] = field(default_factory=list)
     allreduce: list[AllReduce] = field(default_factory=list)

@@ -52,6 +52,8 @@ def _read_error(exc: bounded.ReadFailed) -> ReadError:
 
 @dataclass(frozen=True)
 class Read:
+    """One file read through the host: its text, or why there is none."""
+
     path: str
     text: str | None
     error: ReadError | None = None
@@ -60,6 +62,8 @@ class Read:
 
 @dataclass(frozen=True)
 class CommandResult:
+    """One command run through the host: exit status and output, or why it did not run."""
+
     argv: tuple[str, ...]
     returncode: int | None  # None: it did not run or did not finish
     stdout: str = ""
@@ -332,6 +336,8 @@ def most_specific_tags() -> list[str]:
 
 @dataclass
 class _Recorded:
+    """One command's result as a capture stores it, for replay."""
+
     argv: tuple[str, ...]
     returncode: int | None
     stdout: str

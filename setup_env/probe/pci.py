@@ -23,6 +23,8 @@ _HEX = re.compile(r"^0x[0-9a-fA-F]{4,6}$")
 
 @dataclass(frozen=True)
 class PciDevice:
+    """One PCI device from sysfs: ids, class and the kernel driver bound to it."""
+
     bus_id: str  # "0000:03:00.0"
     vendor: str  # "0x1002"
     device: str | None  # "0x740c"

@@ -28,6 +28,8 @@ GIB = 1024**3
 
 @dataclass(frozen=True)
 class Resolved:
+    """What the GPU catalogue adds to a GPU a probe saw, and how well it matched."""
+
     gpu: Gpu
     compute_capability: Optional[str] = None
     gfx: Optional[str] = None

@@ -18,6 +18,8 @@ from setup_env.probe.host import Host
 
 @dataclass(frozen=True)
 class XpuSmiDevice:
+    """One Intel GPU as xpu-smi lists it."""
+
     device_id: int
     name: str | None
     bus_id: str | None

@@ -34,6 +34,8 @@ from setup_env.decide.plan.target import _Target, _target
 
 @dataclass(frozen=True)
 class _NvGpu:
+    """One NVIDIA GPU as the planner weighs it: compute capability and driver branches."""
+
     label: str  # "GPU 0 NVIDIA GeForce RTX 5090"
     name: str
     cc: Optional[tuple[int, int]]
@@ -94,6 +96,8 @@ def _ccs(cc: tuple[int, int]) -> str:
 
 @dataclass(frozen=True)
 class _Candidate:
+    """One torch build the planner considers, and how this machine's driver can run it."""
+
     release: Release
     variant: Variant
     via_pypi: bool

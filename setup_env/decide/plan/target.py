@@ -31,6 +31,8 @@ from setup_env.decide.model import PlanError
 
 @dataclass(frozen=True)
 class _Target:
+    """The platform a plan is for: OS, architecture, Python, wheel tags, libc."""
+
     os: str  # linux | windows | macos | other
     arch: str  # the interpreter's: x86_64 | aarch64 | arm64 | ...
     platform: Optional[str]
