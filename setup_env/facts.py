@@ -16,9 +16,10 @@ import sys
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Optional, TypeVar, Union
 
+from setup_env._record import Record, record
 from setup_env.knowledge.variant import Variant, VariantError
 
 SCHEMA_VERSION = 1
@@ -30,8 +31,8 @@ class FactsError(ValueError):
     """A facts document could not be read (wrong schema, wrong types)."""
 
 
-@dataclass(frozen=True)
-class Note:
+@record
+class Note(Record):
     """Something a probe noticed: garbled output, a failed tool, a GPU the driver can't reach."""
 
     code: str  # stable machine-readable id, e.g. "nvidia-smi-failed", "driver-library-mismatch"
@@ -40,8 +41,8 @@ class Note:
     severity: Severity = "warning"
 
 
-@dataclass(frozen=True)
-class OSInfo:
+@record
+class OSInfo(Record):
     """The operating system: family, distribution, kernel, libc, WSL, container, VM."""
 
     family: Literal["linux", "darwin", "windows", "other"] = "other"
@@ -65,8 +66,8 @@ class OSInfo:
         return "windows" if self.family == "windows" or (self.wsl or 0) >= 2 else "linux"
 
 
-@dataclass(frozen=True)
-class PythonInfo:
+@record
+class PythonInfo(Record):
     """The interpreter setup-env runs in: version, build, machine, wheel tags."""
 
     version: str = ""  # "3.11.7"
@@ -80,8 +81,8 @@ class PythonInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class CpuInfo:
+@record
+class CpuInfo(Record):
     """The CPU, memory and free disk of the machine."""
 
     model: Optional[str] = None
@@ -97,8 +98,8 @@ class CpuInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Gpu:
+@record
+class Gpu(Record):
     """One GPU as a probe saw it (NVIDIA, AMD, Intel or Apple)."""
 
     index: int
@@ -120,8 +121,8 @@ class Gpu:
     source: str = ""
 
 
-@dataclass(frozen=True)
-class NvidiaInfo:
+@record
+class NvidiaInfo(Record):
     """The NVIDIA driver and its GPUs, or why the driver is unusable."""
 
     driver_version: Optional[str] = None  # "550.54.15"
@@ -138,8 +139,8 @@ class NvidiaInfo:
     error_code: Optional[str] = field(default=None, metadata={"omit_if_none": True})
 
 
-@dataclass(frozen=True)
-class AppleInfo:
+@record
+class AppleInfo(Record):
     """An Apple silicon chip and whether MPS can run on it."""
 
     chip: Optional[str] = None  # "Apple M3 Pro"
@@ -150,8 +151,8 @@ class AppleInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class RocmInfo:
+@record
+class RocmInfo(Record):
     """The ROCm runtime and its AMD GPUs."""
 
     version: Optional[str] = None  # "6.2.4"
@@ -160,8 +161,8 @@ class RocmInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class XpuInfo:
+@record
+class XpuInfo(Record):
     """Intel GPUs and their driver."""
 
     gpus: tuple[Gpu, ...] = ()
@@ -170,8 +171,8 @@ class XpuInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class CudaToolkit:
+@record
+class CudaToolkit(Record):
     """One CUDA toolkit found on the machine (nvcc, CUDA_HOME, /usr/local/cuda...)."""
 
     version: str  # "13.0"
@@ -183,8 +184,8 @@ class CudaToolkit:
     found_by: tuple[str, ...] = ()  # "nvcc on PATH", "env:CUDA_HOME", "/usr/local/cuda"...
 
 
-@dataclass(frozen=True)
-class InstalledPackage:
+@record
+class InstalledPackage(Record):
     """torch / torchvision / torchaudio found on sys.path, read from metadata, never imported."""
 
     name: str
@@ -200,8 +201,8 @@ class InstalledPackage:
     variant_source: str = ""  # how the variant was known: "local version label", ...
 
 
-@dataclass(frozen=True)
-class CloudInfo:
+@record
+class CloudInfo(Record):
     """The cloud instance this runs on, and what its catalogue says it has."""
 
     provider: Optional[str] = None  # "aws" | "gcp" | "azure" | "oci" | ...
@@ -217,8 +218,8 @@ class CloudInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class JetsonInfo:
+@record
+class JetsonInfo(Record):
     """An NVIDIA Jetson (Tegra SoC with an integrated GPU): its driver comes with the L4T
     release, never separately; JetPack names the L4T + CUDA bundle (setup_env.probe.jetson)."""
 
@@ -237,8 +238,8 @@ class JetsonInfo:
 _OMIT_NONE = {"omit_if_none": True}
 
 
-@dataclass(frozen=True)
-class Facts:
+@record
+class Facts(Record):
     """Everything detection learned about one machine."""
 
     schema_version: int = SCHEMA_VERSION

@@ -34,10 +34,11 @@ import time
 import urllib.parse
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Optional
 
 from setup_env import bounded
+from setup_env._record import Record, record
 from setup_env.bounded import net
 from setup_env.decide.model import Plan
 from setup_env.facts import Facts
@@ -282,8 +283,8 @@ def has_pip(python: str, timeout: float = 60.0) -> bool:
     return proc.returncode == 0
 
 
-@dataclass(frozen=True)
-class Target:
+@record
+class Target(Record):
     """The interpreter to install into and the installer that does it (pip or uv)."""
 
     python: str
@@ -322,8 +323,8 @@ def choose_installer(
 # --- the argv ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class InstallArgs:
+@record
+class InstallArgs(Record):
     """A plan's requirements and installer options, checked, ready to become an argv."""
 
     requirements: tuple[str, ...]
@@ -566,8 +567,8 @@ _NO_MATCH = re.compile(
 _SPACE = re.compile(r"No space left on device|\[Errno 28\]|os error 28", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Failure:
+@record
+class Failure(Record):
     """Why an install failed, as a kind and its detail."""
 
     kind: Literal["index-unreachable", "no-matching-wheel", "no-space", "other"]
@@ -614,8 +615,8 @@ _TORCH_PLATFORMS = (
 )
 
 
-@dataclass(frozen=True)
-class OfflineAdvice:
+@record
+class OfflineAdvice(Record):
     """What to fetch on a connected machine and run here when there is no network."""
 
     patterns: tuple[str, ...]  # wheel file names to bring, as globs
@@ -712,8 +713,8 @@ def torch_imports(python: str, timeout: float = 180.0) -> tuple[bool, str]:
 # --- running it ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RunResult:
+@record
+class RunResult(Record):
     """How one run of the install command ended: exit status, output tail, duration."""
 
     returncode: Optional[int]  # None: it could not be started, or was killed at the deadline

@@ -24,9 +24,10 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, Optional
 
+from setup_env._record import Record, record
 from setup_env.probe.fleet_nodes import AllReduce, BadDocument, JobRecord, Node
 
 # A GPU is slow when its matmul TFLOP/s is below this fraction of the median of the fleet's GPUs
@@ -45,8 +46,8 @@ DRIFT_FIELDS: tuple[tuple[str, str, Callable[[Node], Optional[str]]], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Drift:
+@record
+class Drift(Record):
     """One field on which the fleet's nodes disagree, and which nodes are odd."""
 
     field: str  # "driver", "gpu_count"…
@@ -56,8 +57,8 @@ class Drift:
     odd: tuple[str, ...]  # the nodes whose value is not the majority's
 
 
-@dataclass(frozen=True)
-class Issue:
+@record
+class Issue(Record):
     """One problem found on one node of the fleet."""
 
     node: str
@@ -69,8 +70,8 @@ class Issue:
     gpu: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class SpeedPoint:
+@record
+class SpeedPoint(Record):
     """One device's measured speed beside the fleet's median for its model."""
 
     node: str
@@ -81,8 +82,8 @@ class SpeedPoint:
     ratio: float  # tflops / median
 
 
-@dataclass(frozen=True)
-class StepStatus:
+@record
+class StepStatus(Record):
     """A step of the fleet job as its launcher recorded it."""
 
     name: str  # "check", "allreduce"
@@ -97,8 +98,8 @@ class StepStatus:
         return self.state == "done"
 
 
-@dataclass(frozen=True)
-class AllReduceRow:
+@record
+class AllReduceRow(Record):
     """One node's result of the all-reduce check."""
 
     node: str
@@ -106,8 +107,8 @@ class AllReduceRow:
     message: str
 
 
-@dataclass(frozen=True)
-class FleetReport:
+@record
+class FleetReport(Record):
     """Everything a fleet report says: nodes, drift, issues, speed and what to look at first."""
 
     nodes: tuple[Node, ...]
