@@ -69,7 +69,7 @@ def machine_lines(facts: Facts, plan: Optional[Plan]) -> list[tuple[str, str]]:
 
 
 def text(report: CheckReport, style: Style, verbose: int = 0) -> str:
-    from setup_env.decide.verdict import headline
+    from setup_env.decide.summary import headline
 
     label = report.label
     head = style("setup-env check", "bold")
