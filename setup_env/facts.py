@@ -16,9 +16,10 @@ import sys
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Optional, TypeVar, Union
 
+from setup_env._record import Record, record
 from setup_env.knowledge.variant import Variant, VariantError
 
 SCHEMA_VERSION = 1
@@ -30,8 +31,8 @@ class FactsError(ValueError):
     """A facts document could not be read (wrong schema, wrong types)."""
 
 
-@dataclass(frozen=True)
-class Note:
+@record
+class Note(Record):
     """Something a probe noticed: garbled output, a failed tool, a GPU the driver can't reach."""
 
     code: str  # stable machine-readable id, e.g. "nvidia-smi-failed", "driver-library-mismatch"
@@ -40,8 +41,10 @@ class Note:
     severity: Severity = "warning"
 
 
-@dataclass(frozen=True)
-class OSInfo:
+@record
+class OSInfo(Record):
+    """The operating system: family, distribution, kernel, libc, WSL, container, VM."""
+
     family: Literal["linux", "darwin", "windows", "other"] = "other"
     distro_id: Optional[str] = None  # "ubuntu", "debian", "centos", "amzn"
     distro_name: Optional[str] = None  # "Ubuntu 22.04.4 LTS"
@@ -63,8 +66,10 @@ class OSInfo:
         return "windows" if self.family == "windows" or (self.wsl or 0) >= 2 else "linux"
 
 
-@dataclass(frozen=True)
-class PythonInfo:
+@record
+class PythonInfo(Record):
+    """The interpreter setup-env runs in: version, build, machine, wheel tags."""
+
     version: str = ""  # "3.11.7"
     implementation: str = "cpython"
     free_threaded: bool = False
@@ -76,8 +81,10 @@ class PythonInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class CpuInfo:
+@record
+class CpuInfo(Record):
+    """The CPU, memory and free disk of the machine."""
+
     model: Optional[str] = None
     vendor: Optional[str] = None
     architecture: Optional[str] = None  # the hardware's: x86_64, aarch64, arm64
@@ -91,8 +98,10 @@ class CpuInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Gpu:
+@record
+class Gpu(Record):
+    """One GPU as a probe saw it (NVIDIA, AMD, Intel or Apple)."""
+
     index: int
     name: str
     vendor: Literal["nvidia", "amd", "intel", "apple"] = "nvidia"
@@ -112,8 +121,10 @@ class Gpu:
     source: str = ""
 
 
-@dataclass(frozen=True)
-class NvidiaInfo:
+@record
+class NvidiaInfo(Record):
+    """The NVIDIA driver and its GPUs, or why the driver is unusable."""
+
     driver_version: Optional[str] = None  # "550.54.15"
     cuda_driver_version: Optional[str] = None  # highest CUDA the driver supports, "12.4"
     kernel_module: Optional[Literal["open", "proprietary"]] = None
@@ -128,8 +139,10 @@ class NvidiaInfo:
     error_code: Optional[str] = field(default=None, metadata={"omit_if_none": True})
 
 
-@dataclass(frozen=True)
-class AppleInfo:
+@record
+class AppleInfo(Record):
+    """An Apple silicon chip and whether MPS can run on it."""
+
     chip: Optional[str] = None  # "Apple M3 Pro"
     generation: Optional[int] = None  # 3 for M3
     variant: Optional[str] = None  # "Pro" | "Max" | "Ultra" | None
@@ -138,24 +151,30 @@ class AppleInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class RocmInfo:
+@record
+class RocmInfo(Record):
+    """The ROCm runtime and its AMD GPUs."""
+
     version: Optional[str] = None  # "6.2.4"
     gpus: tuple[Gpu, ...] = ()
     driver_version: Optional[str] = None  # amdgpu/ROCk kernel module, "6.10.5"
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class XpuInfo:
+@record
+class XpuInfo(Record):
+    """Intel GPUs and their driver."""
+
     gpus: tuple[Gpu, ...] = ()
     driver_version: Optional[str] = None
     kernel_driver: Optional[str] = None  # the kernel driver bound to the GPU: "i915" | "xe"
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class CudaToolkit:
+@record
+class CudaToolkit(Record):
+    """One CUDA toolkit found on the machine (nvcc, CUDA_HOME, /usr/local/cuda...)."""
+
     version: str  # "13.0"
     full_version: Optional[str] = None  # "13.0.88"
     path: Optional[str] = None  # "/usr/local/cuda-13.0"
@@ -165,8 +184,8 @@ class CudaToolkit:
     found_by: tuple[str, ...] = ()  # "nvcc on PATH", "env:CUDA_HOME", "/usr/local/cuda"...
 
 
-@dataclass(frozen=True)
-class InstalledPackage:
+@record
+class InstalledPackage(Record):
     """torch / torchvision / torchaudio found on sys.path, read from metadata, never imported."""
 
     name: str
@@ -182,8 +201,10 @@ class InstalledPackage:
     variant_source: str = ""  # how the variant was known: "local version label", ...
 
 
-@dataclass(frozen=True)
-class CloudInfo:
+@record
+class CloudInfo(Record):
+    """The cloud instance this runs on, and what its catalogue says it has."""
+
     provider: Optional[str] = None  # "aws" | "gcp" | "azure" | "oci" | ...
     instance_type: Optional[str] = None
     region: Optional[str] = None
@@ -197,8 +218,8 @@ class CloudInfo:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class JetsonInfo:
+@record
+class JetsonInfo(Record):
     """An NVIDIA Jetson (Tegra SoC with an integrated GPU): its driver comes with the L4T
     release, never separately; JetPack names the L4T + CUDA bundle (setup_env.probe.jetson)."""
 
@@ -217,8 +238,10 @@ class JetsonInfo:
 _OMIT_NONE = {"omit_if_none": True}
 
 
-@dataclass(frozen=True)
-class Facts:
+@record
+class Facts(Record):
+    """Everything detection learned about one machine."""
+
     schema_version: int = SCHEMA_VERSION
     os: OSInfo = field(default_factory=OSInfo)
     python: PythonInfo = field(default_factory=PythonInfo)

@@ -14,7 +14,7 @@ import pytest
 from setup_env.cli import main
 from setup_env.decide import causes
 from setup_env.decide.model import Finding, Plan
-from setup_env.decide.verdict import safe_plan
+from setup_env.decide.summary import safe_plan
 from setup_env.knowledge.variant import Variant
 from setup_env.probe.report import parse
 

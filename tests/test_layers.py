@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "setup_env"
 # Bottom first. A module belongs to the layer of its longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the one door for input, the exit codes, the version
-    ("base", ("setup_env", "setup_env.bounded", "setup_env.exitcodes")),
+    ("base", ("setup_env", "setup_env._record", "setup_env.bounded", "setup_env.exitcodes")),
     # the bundled data and the pure rules over it; the index client and refresh
     ("knowledge", ("setup_env.knowledge",)),
     # the picture of a machine, typed with the knowledge's vocabulary (Variant)

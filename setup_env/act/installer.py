@@ -34,10 +34,11 @@ import time
 import urllib.parse
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Optional
 
 from setup_env import bounded
+from setup_env._record import Record, record
 from setup_env.bounded import net
 from setup_env.decide.model import Plan
 from setup_env.facts import Facts
@@ -282,8 +283,10 @@ def has_pip(python: str, timeout: float = 60.0) -> bool:
     return proc.returncode == 0
 
 
-@dataclass(frozen=True)
-class Target:
+@record
+class Target(Record):
+    """The interpreter to install into and the installer that does it (pip or uv)."""
+
     python: str
     installer: InstallerName
     uv: Optional[str] = None  # the uv executable when installer == "uv"
@@ -320,8 +323,10 @@ def choose_installer(
 # --- the argv ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class InstallArgs:
+@record
+class InstallArgs(Record):
+    """A plan's requirements and installer options, checked, ready to become an argv."""
+
     requirements: tuple[str, ...]
     options: tuple[str, ...]  # validated, in the plan's order ("--index-url", URL, "--pre")
     index_url: Optional[str]
@@ -562,8 +567,10 @@ _NO_MATCH = re.compile(
 _SPACE = re.compile(r"No space left on device|\[Errno 28\]|os error 28", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Failure:
+@record
+class Failure(Record):
+    """Why an install failed, as a kind and its detail."""
+
     kind: Literal["index-unreachable", "no-matching-wheel", "no-space", "other"]
     detail: str = ""
 
@@ -608,8 +615,10 @@ _TORCH_PLATFORMS = (
 )
 
 
-@dataclass(frozen=True)
-class OfflineAdvice:
+@record
+class OfflineAdvice(Record):
+    """What to fetch on a connected machine and run here when there is no network."""
+
     patterns: tuple[str, ...]  # wheel file names to bring, as globs
     download: tuple[str, ...]  # argv for a connected machine: pip download ... -d torch-wheels
     then: str  # the command to run here afterwards (display form)
@@ -704,8 +713,10 @@ def torch_imports(python: str, timeout: float = 180.0) -> tuple[bool, str]:
 # --- running it ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RunResult:
+@record
+class RunResult(Record):
+    """How one run of the install command ended: exit status, output tail, duration."""
+
     returncode: Optional[int]  # None: it could not be started, or was killed at the deadline
     output_tail: str
     duration_s: float

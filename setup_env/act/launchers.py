@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass
 from typing import Any, Optional
+
+from setup_env._record import Record, record
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # a SLURM partition / account name
 _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")  # DNS-1123 label, short
@@ -34,8 +35,10 @@ class LauncherError(ValueError):
     """An option that can't go into a script or manifest (a usage error)."""
 
 
-@dataclass(frozen=True)
-class SlurmOptions:
+@record
+class SlurmOptions(Record):
+    """What a Slurm batch script for a fleet check is written with."""
+
     nodes: int
     partition: Optional[str] = None
     gpus_per_node: Optional[int] = None
@@ -231,8 +234,10 @@ def slurm_script(o: SlurmOptions) -> str:
 # --- Kubernetes ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class K8sOptions:
+@record
+class K8sOptions(Record):
+    """What a Kubernetes indexed Job for a fleet check is written with."""
+
     nodes: int
     image: str
     gpus_per_node: int = 8

@@ -42,9 +42,10 @@ import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional
+
+from setup_env._record import Record, record
 
 if TYPE_CHECKING:
     import subprocess  # imported where a command is run
@@ -572,8 +573,8 @@ def append_file(path: str | os.PathLike[str], data: str | bytes) -> None:
 # --- commands --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Ran:
+@record
+class Ran(Record):
     """What a bounded command did. ``returncode`` None: it was killed (timeout, output)."""
 
     returncode: Optional[int]

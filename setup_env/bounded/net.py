@@ -11,9 +11,9 @@ import functools
 import io
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env._record import Record, record
 from setup_env.bounded import Deadline, one_line
 
 if TYPE_CHECKING:
@@ -73,8 +73,10 @@ class _DeadlineSocket:
         return getattr(self._sock, name)
 
 
-@dataclass(frozen=True)
-class HttpAnswer:
+@record
+class HttpAnswer(Record):
+    """One HTTP answer: status line, headers and the body read within its cap."""
+
     status: int
     reason: str
     headers: Mapping[str, str]  # lower-case names

@@ -167,6 +167,7 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
     from setup_env.commands._source import load_facts
     from setup_env.decide import verdict as V
     from setup_env.decide.doctor import examine
+    from setup_env.decide.summary import safe_plan
     from setup_env.knowledge.matrix import in_use
 
     advice: Optional[CloudAdvice] = None
@@ -204,7 +205,7 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
             print(
                 f"setup-env check: no cloud advice ({type(exc).__name__}: {exc})", file=sys.stderr
             )
-    plan, plan_error = V.safe_plan(plan_facts)
+    plan, plan_error = safe_plan(plan_facts)
     if plan is not None and advice is not None:
         from setup_env.decide.cloudplan import fit_plan
 

@@ -171,7 +171,7 @@ def render_text(
     road: Optional[Route] = None,
     keep: Optional[Keep] = None,
 ) -> str:
-    from setup_env.decide.verdict import headline
+    from setup_env.decide.summary import headline
     from setup_env.output.render_check import render_findings
 
     out = [style("The report says:", "bold")]
@@ -230,7 +230,7 @@ def render_text(
 def run(args: argparse.Namespace) -> int:
     from setup_env.decide import causes
     from setup_env.decide.doctor import examine
-    from setup_env.decide.verdict import counts, finding_json, plan_json, safe_plan
+    from setup_env.decide.summary import counts, finding_json, plan_json, safe_plan
     from setup_env.knowledge.matrix import in_use
     from setup_env.output import render
     from setup_env.probe.report import CollectEnvError, parse

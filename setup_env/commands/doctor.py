@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from setup_env.commands._source import SourceError, load_facts
-from setup_env.decide.verdict import counts, finding_json, headline, plan_json, safe_plan
+from setup_env.decide.summary import counts, finding_json, headline, plan_json, safe_plan
 from setup_env.exitcodes import ExitCode
 from setup_env.output.render_check import render_findings
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env._record import Record, record
 from setup_env.facts import Facts, Gpu, InstalledPackage
 from setup_env.knowledge.cuda import MVC_SINCE, driver_fit, sm_of, version_tuple
 from setup_env.knowledge.variant import CPU, Variant
@@ -432,14 +433,16 @@ def library_findings(facts: Facts, libraries: dict[str, str]) -> list[Any]:
 # --- the route -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Step:
+@record
+class Step(Record):
+    """One step of the route to a working install: what to change, in words."""
+
     kind: str  # "python" | "driver" | "macos" | "torch"
     summary: str
 
 
-@dataclass(frozen=True)
-class Route:
+@record
+class Route(Record):
     """Ranked steps that together reach a named build."""
 
     steps: tuple[Step, ...]
@@ -557,8 +560,8 @@ _BROKEN_BUILD: frozenset[str] = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Keep:
+@record
+class Keep(Record):
     """The as-is answer when the installed GPU build works and no newer GPU build fits without a
     change: keep it (the route to a newer one, when there is one, is :func:`route`'s)."""
 

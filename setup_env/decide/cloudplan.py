@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env._record import Record, record
 from setup_env.facts import (
     CloudInfo,
     CpuInfo,
@@ -47,8 +47,10 @@ class CloudPlanError(ValueError):
     """Bad --cloud/--instance-type/--image input; the message is one line for the user."""
 
 
-@dataclass(frozen=True)
-class CloudAdvice:
+@record
+class CloudAdvice(Record):
+    """What a cloud instance type needs before torch works on it: GPU, driver route, image."""
+
     provider: str
     instance_type: str | None = None
     lines: tuple[str, ...] = ()  # human sentences: the GPU, the driver route, fabric manager...

@@ -24,9 +24,10 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, Optional
 
+from setup_env._record import Record, record
 from setup_env.probe.fleet_nodes import AllReduce, BadDocument, JobRecord, Node
 
 # A GPU is slow when its matmul TFLOP/s is below this fraction of the median of the fleet's GPUs
@@ -45,8 +46,10 @@ DRIFT_FIELDS: tuple[tuple[str, str, Callable[[Node], Optional[str]]], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Drift:
+@record
+class Drift(Record):
+    """One field on which the fleet's nodes disagree, and which nodes are odd."""
+
     field: str  # "driver", "gpu_count"…
     label: str  # "driver", "GPU count (p5.48xlarge)"
     majority: str  # the most common value
@@ -54,8 +57,10 @@ class Drift:
     odd: tuple[str, ...]  # the nodes whose value is not the majority's
 
 
-@dataclass(frozen=True)
-class Issue:
+@record
+class Issue(Record):
+    """One problem found on one node of the fleet."""
+
     node: str
     # "verdict", "gpu-count", "gpu-model", "ecc", "throttle", "pcie", "slow", "distributed",
     # "missing" (no check document from a node the job ran on), "allreduce"
@@ -65,8 +70,10 @@ class Issue:
     gpu: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class SpeedPoint:
+@record
+class SpeedPoint(Record):
+    """One device's measured speed beside the fleet's median for its model."""
+
     node: str
     device: str  # "cuda:0", "cpu"
     model: str  # the GPU model the median is taken over ("cpu" for the CPU)
@@ -75,8 +82,8 @@ class SpeedPoint:
     ratio: float  # tflops / median
 
 
-@dataclass(frozen=True)
-class StepStatus:
+@record
+class StepStatus(Record):
     """A step of the fleet job as its launcher recorded it."""
 
     name: str  # "check", "allreduce"
@@ -91,15 +98,19 @@ class StepStatus:
         return self.state == "done"
 
 
-@dataclass(frozen=True)
-class AllReduceRow:
+@record
+class AllReduceRow(Record):
+    """One node's result of the all-reduce check."""
+
     node: str
     status: str  # pass | warn | fail | skip | missing
     message: str
 
 
-@dataclass(frozen=True)
-class FleetReport:
+@record
+class FleetReport(Record):
+    """Everything a fleet report says: nodes, drift, issues, speed and what to look at first."""
+
     nodes: tuple[Node, ...]
     bad: tuple[BadDocument, ...] = ()
     drift: tuple[Drift, ...] = ()

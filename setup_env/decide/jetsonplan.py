@@ -22,9 +22,9 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
+from setup_env._record import Record, record
 from setup_env.facts import Facts, JetsonInfo
 from setup_env.knowledge import gpus as catalogue
 from setup_env.knowledge.cuda import sm_of, version_tuple
@@ -368,8 +368,10 @@ def _sbsa(
 # --- doctor: what is installed on a Jetson ----------------------------------------------------
 
 
-@dataclass(frozen=True)
-class JetsonFinding:
+@record
+class JetsonFinding(Record):
+    """One finding about the torch installed on a Jetson."""
+
     code: str  # "jetson-nvidia-build" | "jetson-desktop-wheel"
     severity: str  # "info" | "error"
     title: str

@@ -12,9 +12,10 @@ imports only the facts and the knowledge below it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, Optional
 
+from setup_env._record import Record, record
 from setup_env.facts import Facts, Severity
 from setup_env.knowledge.variant import Variant
 
@@ -37,8 +38,10 @@ class PlanError(ValueError):
     """Bad planning input (an option, a spec); the message is one line for the user."""
 
 
-@dataclass(frozen=True)
-class PlanOptions:
+@record
+class PlanOptions(Record):
+    """What the user asked the planner for: torch pin, variant, packages, channel, installer."""
+
     torch: str | None = None  # pin, e.g. "2.13.0" or "2.13"
     variant: str | None = None  # as typed: "cpu", "cu130", "rocm7.2", "xpu", "mps" (check_options)
     with_packages: tuple[str, ...] = ()  # ("torchvision", "torchaudio")
@@ -47,8 +50,8 @@ class PlanOptions:
     index_url: str | None = None  # internal mirror replacing https://download.pytorch.org/whl
 
 
-@dataclass(frozen=True)
-class Fix:
+@record
+class Fix(Record):
     """One way out, ranked: 1 is what an expert would try first."""
 
     rank: int
@@ -57,8 +60,10 @@ class Fix:
     command: str | None = None
 
 
-@dataclass(frozen=True)
-class Plan:
+@record
+class Plan(Record):
+    """The planner's answer: which torch build to install and the command that installs it."""
+
     status: Literal["ok", "fallback", "none"]  # fallback: only a CPU build or an older torch fits
     torch_version: str | None = None
     variant: Variant | None = None  # cu130, cpu, rocm7.2, xpu, mps ... (JSON: the label)
@@ -86,8 +91,10 @@ class Plan:
 # --- findings --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Finding:
+@record
+class Finding(Record):
+    """One problem (or note) doctor found in an environment, with its fix."""
+
     code: str  # stable id: "cpu-build-on-gpu", "cuda-newer-than-driver", ...
     severity: Severity
     title: str

@@ -10,9 +10,9 @@ is a community workaround, not a supported configuration, and is only ever named
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Optional
 
+from setup_env._record import Record, record
 from setup_env.knowledge import gpus as catalogue
 from setup_env.knowledge.cuda import gfx_runs_on  # the rule lives beside the CUDA rules
 
@@ -24,8 +24,8 @@ MISSING = "rocm-gfx-not-in-wheel"
 UNKNOWN = "rocm-gfx-unknown"
 
 
-@dataclass(frozen=True)
-class GfxFit:
+@record
+class GfxFit(Record):
     """Whether the (torch, ROCm) wheel carries every GPU's gfx target."""
 
     fits: Optional[bool]  # None: the data has no gfx list for that wheel
@@ -67,8 +67,8 @@ def never_official(gfx: str) -> bool:
     return bool(rules) and not any(gfx_runs_on(gfx, r.gfx) for r in rules)
 
 
-@dataclass(frozen=True)
-class InstalledGap:
+@record
+class InstalledGap(Record):
     """An installed ROCm torch that carries no kernels for some of the machine's AMD GPUs."""
 
     torch_version: str

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from setup_env._record import Record, record
 from setup_env.decide.smoke_model import CheckResult, Status
 from setup_env.knowledge.cuda import coverage, driver_fit, parse_cc, sm
 from setup_env.knowledge.variant import Variant
@@ -27,8 +27,10 @@ if TYPE_CHECKING:
 PLAN_FIX = "run `setup-env plan` for the install command that fits this machine"
 
 
-@dataclass(frozen=True)
-class Diagnosis:
+@record
+class Diagnosis(Record):
+    """What a failed check's output means: the cause and the fix."""
+
     cause: str  # one line: what is wrong
     fix: str  # the exact thing to do
     code: str  # stable id: "missing-library", "numpy-abi", ...

@@ -7,8 +7,10 @@ under another interpreter, Python 3.9+) both import this module.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Optional
+
+from setup_env._record import Record, record
 
 if TYPE_CHECKING:
     from setup_env.facts import Facts
@@ -22,8 +24,10 @@ Where = Literal["worker", "parent", "torchrun"]
 Scope = Literal["global", "device"]
 
 
-@dataclass(frozen=True)
-class CheckSpec:
+@record
+class CheckSpec(Record):
+    """One verification check: its name, deadline and where it runs."""
+
     name: str
     title: str
     timeout_s: float  # base deadline; VerifyOptions.timeout_scale multiplies it
@@ -92,8 +96,10 @@ def spec(name: str) -> CheckSpec:
     return _BY_NAME[name]
 
 
-@dataclass(frozen=True)
-class VerifyOptions:
+@record
+class VerifyOptions(Record):
+    """What verify is asked to run: devices, optional checks, interpreter, deadlines."""
+
     device: Optional[str] = None  # None or "auto": the best; "cpu", "cuda", "cuda:1", "mps", "xpu"
     all_devices: bool = False  # every visible GPU (device checks repeat per device)
     compile: bool = False  # also run torch.compile
@@ -109,8 +115,10 @@ class VerifyOptions:
     test_checks: tuple[str, ...] = ()  # "hang", "crash": test-only checks (see TEST_CHECKS)
 
 
-@dataclass(frozen=True)
-class CheckResult:
+@record
+class CheckResult(Record):
+    """How one verification check ended."""
+
     name: str
     status: Status
     duration_s: float = 0.0
@@ -124,8 +132,10 @@ class CheckResult:
         return f"{self.name}[{self.device}]" if self.device else self.name
 
 
-@dataclass(frozen=True)
-class VerifyReport:
+@record
+class VerifyReport(Record):
+    """Every check's result for one interpreter's torch, and whether all passed."""
+
     ok: bool  # no check failed (warnings allowed) and torch could be examined
     checks: tuple[CheckResult, ...]
     python: str = ""  # the interpreter that was verified

@@ -13,16 +13,19 @@ from the renderer (``setup_env.output.render_check``: text, Markdown, JUnit, the
 * :class:`CheckReport`: the result object the renderer prints.
 
 The small helpers ``doctor`` and ``diagnose`` share (``counts``, ``headline``, ``finding_json``,
-``plan_json``, ``safe_plan``) live here too. Nothing here touches the machine or prints.
+``plan_json``, ``safe_plan``) live in ``setup_env.decide.summary``, so that those commands do not
+load the verdict. Nothing here touches the machine or prints.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
+from setup_env._record import Record, record
+from setup_env.decide.summary import counts, finding_json, plan_json
 from setup_env.exitcodes import ExitCode
 from setup_env.knowledge.variant import Variant
 from setup_env.probe.torch_arches import TorchArches
@@ -36,8 +39,10 @@ if TYPE_CHECKING:
 State = Literal["ready", "action-needed", "broken", "unexaminable"]
 
 
-@dataclass(frozen=True)
-class Verdict:
+@record
+class Verdict(Record):
+    """The one-line answer on an environment: its state and what to run."""
+
     state: State
     line: str  # the one line people read: "READY: torch 2.13.0+cpu works on cpu"
     command: Optional[str] = None  # what to run, when something is to be done
@@ -57,55 +62,6 @@ class Verdict:
         if not self.command:
             return self.line
         return self.line.replace(_run_hint(self.command), "")
-
-
-# --- helpers shared with doctor and diagnose ----------------------------------------------------
-
-
-def counts(findings: Sequence[Finding]) -> dict[str, int]:
-    out = {"error": 0, "warning": 0, "info": 0}
-    for f in findings:
-        out[f.severity] += 1
-    return out
-
-
-def headline(findings: Sequence[Finding]) -> str:
-    c = counts(findings)
-    if not findings:
-        return "no problems found"
-    pairs = (("error", c["error"]), ("warning", c["warning"]), ("note", c["info"]))
-    parts = [f"{n} {word}{'' if n == 1 else 's'}" for word, n in pairs if n]
-    return ", ".join(parts)
-
-
-def finding_json(f: Finding) -> dict[str, Any]:
-    return {
-        "code": f.code,
-        "severity": f.severity,
-        "title": f.title,
-        "evidence": list(f.evidence),
-        "fix": f.fix,
-        "command": f.command,
-        **({"details": dict(f.details)} if f.details else {}),
-    }
-
-
-def plan_json(plan: Optional[Plan]) -> Any:
-    from setup_env.facts import to_jsonable
-
-    return to_jsonable(plan) if plan is not None else None
-
-
-def safe_plan(facts: Facts) -> tuple[Optional[Plan], Optional[str]]:
-    """The plan for these facts, or None and why (the doctor still runs without one)."""
-    from setup_env.decide.plan import make_plan
-
-    try:
-        return make_plan(facts), None
-    except NotImplementedError:
-        return None, "the planner is not available in this build"
-    except Exception as exc:  # a planner bug must not hide the doctor's findings
-        return None, f"planning failed ({type(exc).__name__}: {exc})"
 
 
 # --- the verdict ---------------------------------------------------------------------------------
@@ -358,8 +314,10 @@ class ExpectError(ValueError):
     """An --expect that can't be understood (a usage error)."""
 
 
-@dataclass(frozen=True)
-class Expect:
+@record
+class Expect(Record):
+    """One --expect condition as parsed: a key, an operator and a wanted value."""
+
     text: str  # as given
     key: str  # a distribution name ("torch") or one of EXPECT_KEYS
     op: str  # "spec" (a version specifier), "==" or "!="
@@ -385,8 +343,10 @@ def parse_expect(text: str) -> Expect:
     return Expect(text, req.name.lower().replace("_", "-"), "spec", str(req.specifier))
 
 
-@dataclass(frozen=True)
-class ExpectResult:
+@record
+class ExpectResult(Record):
+    """One --expect condition checked against the environment."""
+
     expect: Expect
     ok: bool
     actual: Optional[str]  # what the environment has (None: not there)
@@ -457,8 +417,8 @@ def expectation_findings(results: Sequence[ExpectResult]) -> tuple[Finding, ...]
 # --- the result object -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CheckReport:
+@record
+class CheckReport(Record):
     """Everything ``check`` learned and decided; ``setup_env.output.render_check`` prints it."""
 
     label: str  # "live", "replay:NAME", or the described target

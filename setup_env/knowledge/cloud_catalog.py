@@ -11,12 +11,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
 from setup_env import bounded
+from setup_env._record import Record, record
 
 SCHEMA_VERSION = 1
 DATA_NAME = "cloud_instances.json"
@@ -30,8 +31,10 @@ class CatalogError(ValueError):
     """The catalogue file is missing or malformed."""
 
 
-@dataclass(frozen=True)
-class GpuModel:
+@record
+class GpuModel(Record):
+    """A GPU model as the cloud catalogue knows it."""
+
     key: str  # catalogue key, e.g. "A100-SXM4-40GB"
     name: str  # as NVML / amd-smi names it: "NVIDIA A100-SXM4-40GB"
     vendor: str  # "nvidia" | "amd"
@@ -43,8 +46,10 @@ class GpuModel:
     sources: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Instance:
+@record
+class Instance(Record):
+    """One cloud instance type: its GPUs, host architecture and driver route."""
+
     provider: str
     instance_type: str  # as the provider spells it
     family: str
@@ -73,8 +78,10 @@ class Instance:
         return self.gpu.memory_gb * self.gpu_count
 
 
-@dataclass(frozen=True)
-class Image:
+@record
+class Image(Record):
+    """One machine image: its distribution, glibc and NVIDIA driver branch."""
+
     key: str  # "ubuntu-24.04", "dlami-ubuntu-24.04"
     distro_id: str
     version: str
@@ -86,8 +93,8 @@ class Image:
     sources: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Attachable:
+@record
+class Attachable(Record):
     """Machine types whose GPUs are attached separately (GCP N1 + ``--accelerator``)."""
 
     provider: str
@@ -100,8 +107,10 @@ class Attachable:
     sources: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Catalog:
+@record
+class Catalog(Record):
+    """The bundled cloud catalogue: GPU models, instance types and images."""
+
     gpus: Mapping[str, GpuModel]
     instances: tuple[Instance, ...]
     images: Mapping[str, Image]

@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Optional, Protocol, Union
 
+from setup_env._record import Record, record
+
 CC = tuple[int, int]  # a compute capability: (8, 6)
 Suffix = Literal["", "a", "f"]
 How = Literal["sass", "ptx"]
@@ -127,8 +129,10 @@ def arches(entries: Iterable[Union[str, Arch]]) -> tuple[Arch, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class Coverage:
+@record
+class Coverage(Record):
+    """Whether a build has a kernel image for a GPU (SASS, PTX or none), and which entry."""
+
     how: Optional[How]  # "sass", "ptx" (JIT only) or None (no kernel image for this GPU)
     by: Optional[Arch] = None  # the entry that serves it
 
@@ -170,8 +174,10 @@ def version_tuple(text: Optional[str]) -> Optional[tuple[int, ...]]:
     return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
-@dataclass(frozen=True)
-class DriverFit:
+@record
+class DriverFit(Record):
+    """Whether a driver runs a CUDA build: fully, through minor-version compatibility, or not."""
+
     compat: Compat
     code: str  # stable: "driver-full", "driver-mvc", "driver-too-old", "driver-too-old-ptx",
     #                     "driver-absent", "driver-no-data"

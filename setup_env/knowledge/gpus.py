@@ -27,11 +27,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Optional
 
 from setup_env import bounded
+from setup_env._record import Record, record
 
 SCHEMA_VERSION = 1
 DATA_NAME = "gpus.json"
@@ -52,8 +52,10 @@ class CatalogueError(ValueError):
     """The catalogue file is missing or malformed."""
 
 
-@dataclass(frozen=True)
-class GpuModel:
+@record
+class GpuModel(Record):
+    """One NVIDIA GPU model of the catalogue: names, compute capability, memory, speed."""
+
     key: str  # "H100-SXM5-80GB"
     name: str  # as NVML / nvidia-smi print it: "NVIDIA H100 80GB HBM3"
     compute_capability: str  # "9.0"
@@ -87,8 +89,10 @@ class GpuModel:
         return int(major), int(minor)
 
 
-@dataclass(frozen=True)
-class AmdModel:
+@record
+class AmdModel(Record):
+    """One AMD GPU model of the catalogue: names, gfx target, memory."""
+
     key: str  # "MI300X"
     name: str  # as rocminfo's "Marketing Name" prints it: "AMD Instinct MI300X"
     gfx: str  # "gfx942"
@@ -101,8 +105,8 @@ class AmdModel:
     match: str = "exact"  # "exact" | "approximate" | "generic" (only the gfx id is known)
 
 
-@dataclass(frozen=True)
-class DriverWindow:
+@record
+class DriverWindow(Record):
     """The NVIDIA driver branches that run a compute capability (None: no bound known)."""
 
     cc: str
@@ -118,8 +122,8 @@ class DriverWindow:
     model: Optional[str] = None  # the model whose first driver this is
 
 
-@dataclass(frozen=True)
-class RocmWheelRule:
+@record
+class RocmWheelRule(Record):
     """The gfx targets PyTorch's ROCm wheels of a range of releases carry."""
 
     torch_min: tuple[int, int]
@@ -129,8 +133,10 @@ class RocmWheelRule:
     sources: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class JetPack:
+@record
+class JetPack(Record):
+    """One JetPack release: its L4T, CUDA, Python and the torch NVIDIA builds for it."""
+
     jetpack: str  # "6.2"
     l4t: str  # "36.4.3"
     cuda: str  # "12.6"
@@ -164,8 +170,8 @@ class JetPack:
         return self.confidence != "?"
 
 
-@dataclass(frozen=True)
-class Identified:
+@record
+class Identified(Record):
     """What a ``--gpu`` spelling names. ``code`` is None on success, else ``"gpu-unknown"``."""
 
     vendor: Optional[str] = None  # "nvidia" | "amd" | "intel" | "apple"
@@ -177,8 +183,10 @@ class Identified:
     suggestions: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Catalogue:
+@record
+class Catalogue(Record):
+    """The bundled GPU catalogue, with its look-up indexes."""
+
     models: tuple[GpuModel, ...]
     architectures: Mapping[str, str]  # "9.0" -> "Hopper"
     sources: Mapping[str, str]  # source id -> URL

@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from setup_env._record import Record, record
 from setup_env.knowledge.variant import is_index_label
 
 PACKAGES = ("torch", "torchvision", "torchaudio")
@@ -89,8 +90,8 @@ def is_variant(name: str) -> bool:
 # --- wheel filenames ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class WheelFile:
+@record
+class WheelFile(Record):
     """One validated wheel of an index answer."""
 
     project: str  # normalized: torch, torchvision, torchaudio
@@ -105,8 +106,10 @@ class WheelFile:
     yanked: bool = False
 
 
-@dataclass(frozen=True)
-class Rejected:
+@record
+class Rejected(Record):
+    """A file an index listed that was not taken, and why."""
+
     filename: str
     reason: str
 
@@ -390,8 +393,10 @@ def parse_pep503(
 # --- HTTP --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Answer:
+@record
+class Answer(Record):
+    """One index page as fetched: final URL, status, type and body."""
+
     url: str  # after redirects
     status: int
     content_type: str

@@ -74,13 +74,14 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
 from setup_env import bounded
+from setup_env._record import Record, record
 from setup_env.knowledge.tags import platform_of_tag
 from setup_env.knowledge.variant import Variant
 from setup_env.knowledge.variant import is_index_label as is_variant_label
@@ -125,8 +126,8 @@ class MatrixError(ValueError):
 # --- typed rows ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Availability:
+@record
+class Availability(Record):
     """Whether a variant is published for a platform (on PyTorch's own index). ``verified`` is
     :func:`plannable` of ``confidence``: a plan may use the row."""
 
@@ -139,8 +140,8 @@ class Availability:
         return self.confidence == "I"
 
 
-@dataclass(frozen=True)
-class PlatformNote:
+@record
+class PlatformNote(Record):
     """What is known of a platform that no release row lists (Windows on Arm64)."""
 
     platform: str
@@ -152,15 +153,19 @@ class PlatformNote:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class PypiVariant:
+@record
+class PypiVariant(Record):
+    """What plain PyPI serves for one platform, and how sure that is."""
+
     variant: Variant
     confidence: str
     source: str
 
 
-@dataclass(frozen=True)
-class Companion:
+@record
+class Companion(Record):
+    """The torchvision or torchaudio version that goes with a torch release."""
+
     name: str  # torchvision | torchaudio
     version: Optional[Version]  # exact, when a source names it
     spec: Optional[str]  # "==0.29.0" or "==0.29.*"; None: no companion known for this torch
@@ -168,8 +173,10 @@ class Companion:
     source: str
 
 
-@dataclass(frozen=True)
-class Trap:
+@record
+class Trap(Record):
+    """A platform where a release's wheels need more than their tag says (e.g. a newer glibc)."""
+
     platform_tag: str
     min_glibc: Version
     note: str
@@ -177,8 +184,10 @@ class Trap:
     source: str
 
 
-@dataclass(frozen=True)
-class Release:
+@record
+class Release(Record):
+    """One torch release: its Pythons, wheels per platform and index, companions, floors."""
+
     version: Version
     uploaded: str
     requires_python: str  # ">=3.11" (packaging.specifiers is imported only when asked)
@@ -223,8 +232,8 @@ class Release:
         )
 
 
-@dataclass(frozen=True)
-class Build:
+@record
+class Build(Record):
     """The GPU code compiled into one CUDA build (variant, release, platform)."""
 
     variant: Variant
@@ -255,8 +264,8 @@ class Build:
         return tuple(n for a in self.arches for n in a.names())
 
 
-@dataclass(frozen=True)
-class DriverFloor:
+@record
+class DriverFloor(Record):
     """A minimum NVIDIA driver per OS. Compare the ``Version``; print the ``*_text`` (packaging
     would print 560.35.05 as 560.35.5)."""
 
@@ -272,8 +281,10 @@ class DriverFloor:
         return self.linux, self.linux_text or str(self.linux)
 
 
-@dataclass(frozen=True)
-class CudaVersion:
+@record
+class CudaVersion(Record):
+    """One CUDA version: its toolkit driver minimums and compatibility floor."""
+
     version: str  # "13.0"
     updates: Mapping[str, DriverFloor]  # "13.0.2" -> toolkit minimum driver
     mvc: DriverFloor  # minor-version-compatibility floor
@@ -288,8 +299,10 @@ class CudaVersion:
         return self.updates[max(self.updates, key=Version)]
 
 
-@dataclass(frozen=True)
-class Matrix:
+@record
+class Matrix(Record):
+    """The compatibility matrix: releases, builds per variant and platform, CUDA versions."""
+
     schema_version: int
     source: str
     retrieved: str

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from setup_env._record import Record, record
 from setup_env.exitcodes import ExitCode
 from setup_env.knowledge.live import (
     _companion_guess,
@@ -366,8 +367,10 @@ class RefreshError(Exception):
     """The refresh cannot start: the data it would merge into is unreadable."""
 
 
-@dataclass(frozen=True)
-class Base:
+@record
+class Base(Record):
+    """The matrix document a refresh starts from, and where it came from."""
+
     doc: dict[str, Any]
     path: str
     origin: str  # "user" (a refreshed copy) or "bundled"

@@ -73,7 +73,7 @@ def machine_lines(
 
 
 def text(report: CheckReport, style: Style, verbose: int = 0) -> str:
-    from setup_env.decide.verdict import headline
+    from setup_env.decide.summary import headline
 
     label = report.label
     head = style("setup-env check", "bold")

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional
 
 from setup_env import bounded
+from setup_env._record import Record, record
 from setup_env.bounded import net
 from setup_env.facts import CloudInfo, Note
 from setup_env.probe.host import Host
@@ -113,8 +114,8 @@ OTHER_SIGNATURES: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Identity:
+@record
+class Identity(Record):
     """What the offline signals say (the output of :func:`identify`)."""
 
     provider: str
@@ -123,8 +124,10 @@ class Identity:
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class MetadataAnswer:
+@record
+class MetadataAnswer(Record):
+    """What a cloud's metadata service said about this instance."""
+
     instance_type: Optional[str] = None
     region: Optional[str] = None
     zone: Optional[str] = None
@@ -377,8 +380,10 @@ class _Unreachable(Exception):
 _Budget = bounded.Deadline  # one wall-clock budget for every request of a detection
 
 
-@dataclass(frozen=True)
-class _Response:
+@record
+class _Response(Record):
+    """One metadata service answer: status, headers and body."""
+
     status: int
     headers: Mapping[str, str]
     body: bytes

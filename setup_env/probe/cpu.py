@@ -12,9 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from setup_env.facts import CpuInfo, Note
-from setup_env.probe.host import Host
+
+if TYPE_CHECKING:  # a type only: diagnose reads a report's flags here, with no machine to probe
+    from setup_env.probe.host import Host
 
 # /proc/cpuinfo flag names for each psABI level (lzcnt is "abm", osxsave is implied by xsave+avx).
 X86_LEVELS: tuple[tuple[str, frozenset[str]], ...] = (
@@ -61,6 +64,8 @@ ARM_PARTS = {
 
 @dataclass
 class CpuinfoSummary:
+    """What /proc/cpuinfo says: model, vendor, core counts and flags."""
+
     model: str | None = None
     vendor: str | None = None
     logical: int = 0

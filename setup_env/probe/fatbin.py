@@ -31,10 +31,11 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import IO, Literal, Optional
 
 from setup_env import bounded
+from setup_env._record import Record, record
 
 FATBIN_MAGIC = 0xBA55ED50
 _MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
@@ -57,8 +58,10 @@ class FatbinError(ValueError):
     """The file could not be read: not a library or wheel, truncated, or a corrupt fat binary."""
 
 
-@dataclass(frozen=True)
-class Entry:
+@record
+class Entry(Record):
+    """One kernel image in a fat binary: SASS or PTX, and for which arch."""
+
     kind: Kind
     sm: int  # 90 for sm_90 / sm_90a / compute_90
     suffix: str = ""  # "a" (arch-specific) or "f" (family), from the entry flags
@@ -71,8 +74,10 @@ class Entry:
         return f"{prefix}_{self.sm}{self.suffix}"
 
 
-@dataclass(frozen=True)
-class Fatbin:
+@record
+class Fatbin(Record):
+    """One fat binary found in a file, with its entries."""
+
     offset: int
     size: int  # header + body
     entries: tuple[Entry, ...]
@@ -87,8 +92,8 @@ class Fatbin:
         return arch_sorted(e.arch for e in self.entries if e.kind == "ptx")
 
 
-@dataclass(frozen=True)
-class FileArches:
+@record
+class FileArches(Record):
     """The fat binaries of one library (a file, or ``wheel.whl!path/in/wheel.so``)."""
 
     name: str
@@ -105,8 +110,8 @@ class FileArches:
         return arch_sorted(a for f in self.fatbins for a in f.ptx)
 
 
-@dataclass(frozen=True)
-class Summary:
+@record
+class Summary(Record):
     """Which archs every fat binary carries, and which only some do ("stray" kernels).
 
     ``sass_everywhere``: in every fat binary that holds SASS at all (what a GPU can count on);
@@ -318,8 +323,10 @@ def scan_stream(
 # --- ELF -----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Section:
+@record
+class _Section(Record):
+    """One ELF section header: name, offset and size."""
+
     name: str
     offset: int
     size: int

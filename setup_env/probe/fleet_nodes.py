@@ -19,11 +19,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from setup_env._record import Record, record
+
 MAX_DOCUMENT = 20_000_000  # a check document is ~10-50 KiB
 
 
-@dataclass(frozen=True)
-class GpuHealth:
+@record
+class GpuHealth(Record):
+    """One GPU's health in a node's document: ECC errors, PCIe link, throttling."""
+
     index: int
     name: str
     ecc_uncorrected: Optional[int] = None
@@ -35,8 +39,10 @@ class GpuHealth:
     bus_id: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class Node:
+@record
+class Node(Record):
+    """One node's check document, read: its verdict, GPUs, driver, torch and speed."""
+
     name: str  # the hostname (or the file name when the document has none)
     path: str
     state: str  # the verdict: ready | action-needed | broken | unexaminable
@@ -72,14 +78,16 @@ class Node:
         return _key(self.path)
 
 
-@dataclass(frozen=True)
-class BadDocument:
+@record
+class BadDocument(Record):
+    """A document that could not be read as a node's, and why."""
+
     path: str
     reason: str
 
 
-@dataclass(frozen=True)
-class AllReduce:
+@record
+class AllReduce(Record):
     """One node's result of the multi-node all-reduce (its ``verify`` document)."""
 
     key: str  # the file's name without .json: the node it ran on
@@ -88,15 +96,17 @@ class AllReduce:
     message: str
 
 
-@dataclass(frozen=True)
-class Step:
+@record
+class Step(Record):
+    """One step of a node's fleet job and how far it got."""
+
     name: str  # "check", "allreduce"
     state: str  # pending | running | done | failed | timed-out | stopped
     rc: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class JobRecord:
+@record
+class JobRecord(Record):
     """The launcher's record of a fleet job: written before the first step and after each, and
     when the job is told to stop (SLURM's signal before its time limit)."""
 
@@ -112,6 +122,8 @@ class JobRecord:
 
 @dataclass
 class Documents:
+    """Everything read from a fleet's output folder: nodes, bad documents, jobs."""
+
     nodes: list[Node] = field(default_factory=list)
     bad: list[BadDocument] = field(default_factory=list)
     allreduce: list[AllReduce] = field(default_factory=list)

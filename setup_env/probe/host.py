@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from setup_env import bounded
+from setup_env._record import Record, record
 
 ReadError = Literal["missing", "permission-denied", "not-a-file", "too-large", "os-error"]
 RunError = Literal["not-found", "timeout", "permission-denied", "too-large", "os-error"]
@@ -50,16 +51,20 @@ def _read_error(exc: bounded.ReadFailed) -> ReadError:
     return kind
 
 
-@dataclass(frozen=True)
-class Read:
+@record
+class Read(Record):
+    """One file read through the host: its text, or why there is none."""
+
     path: str
     text: str | None
     error: ReadError | None = None
     detail: str = ""
 
 
-@dataclass(frozen=True)
-class CommandResult:
+@record
+class CommandResult(Record):
+    """One command run through the host: exit status and output, or why it did not run."""
+
     argv: tuple[str, ...]
     returncode: int | None  # None: it did not run or did not finish
     stdout: str = ""
@@ -332,6 +337,8 @@ def most_specific_tags() -> list[str]:
 
 @dataclass
 class _Recorded:
+    """One command's result as a capture stores it, for replay."""
+
     argv: tuple[str, ...]
     returncode: int | None
     stdout: str

@@ -29,6 +29,8 @@ _EGG_DIR = re.compile(r"^([A-Za-z0-9_.]+?)(?:-[^-]+?)?\.egg-info$")
 
 @dataclass
 class Metadata:
+    """One installed distribution: name, version and what it requires."""
+
     name: str | None = None
     version: str | None = None
     requires: list[str] = field(default_factory=list)

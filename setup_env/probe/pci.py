@@ -9,8 +9,8 @@ other display 0x0380).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from setup_env._record import Record, record
 from setup_env.probe.host import Host
 
 SYSFS_PCI = "/sys/bus/pci/devices"
@@ -21,8 +21,10 @@ _BUS_ID = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 _HEX = re.compile(r"^0x[0-9a-fA-F]{4,6}$")
 
 
-@dataclass(frozen=True)
-class PciDevice:
+@record
+class PciDevice(Record):
+    """One PCI device from sysfs: ids, class and the kernel driver bound to it."""
+
     bus_id: str  # "0000:03:00.0"
     vendor: str  # "0x1002"
     device: str | None  # "0x740c"

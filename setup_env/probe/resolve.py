@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
+from setup_env._record import Record, record
 from setup_env.facts import Facts, Gpu
 from setup_env.knowledge import gpus as catalogue
 
@@ -26,8 +27,10 @@ CATALOGUE = "catalogue"
 GIB = 1024**3
 
 
-@dataclass(frozen=True)
-class Resolved:
+@record
+class Resolved(Record):
+    """What the GPU catalogue adds to a GPU a probe saw, and how well it matched."""
+
     gpu: Gpu
     compute_capability: Optional[str] = None
     gfx: Optional[str] = None

@@ -27,6 +27,8 @@ _GFX = re.compile(r"^gfx[0-9a-f]{3,5}$")
 
 @dataclass
 class RocmAgent:
+    """One agent rocminfo lists (a CPU or a GPU)."""
+
     name: str
     marketing_name: str | None = None
     device_type: str | None = None

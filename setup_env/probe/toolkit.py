@@ -89,6 +89,8 @@ def major_minor(version: str) -> str:
 
 @dataclass
 class _Found:
+    """A CUDA toolkit folder and how it was found."""
+
     path: str
     found_by: list[str] = field(default_factory=list)
 

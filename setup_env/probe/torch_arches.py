@@ -14,16 +14,16 @@ architectures are the wheel's own, whatever the matrix says about it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Optional
 
+from setup_env._record import Record, record
 from setup_env.facts import InstalledPackage
 
 MAX_WHEEL = 65536  # a wheel's WHEEL file is a few hundred bytes
 
 
-@dataclass(frozen=True)
-class TorchArches:
+@record
+class TorchArches(Record):
     """What the installed torch's CUDA libraries carry, read from their fat binaries."""
 
     sass: tuple[str, ...] = ()  # ("sm_75", "sm_80", …, "sm_120")

@@ -9,15 +9,17 @@ from sysfs. ``sycl-ls`` is not run: it initialises every SYCL backend and takes 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from setup_env._record import Record, record
 from setup_env.facts import Gpu, Note, XpuInfo
 from setup_env.probe import pci
 from setup_env.probe.host import Host
 
 
-@dataclass(frozen=True)
-class XpuSmiDevice:
+@record
+class XpuSmiDevice(Record):
+    """One Intel GPU as xpu-smi lists it."""
+
     device_id: int
     name: str | None
     bus_id: str | None

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Optional
 
 from packaging.version import Version
 
+from setup_env._record import Record, record
 from setup_env.facts import (
     Facts,
 )
@@ -32,8 +33,10 @@ from setup_env.decide.model import (
 from setup_env.decide.plan.target import _Target, _target
 
 
-@dataclass(frozen=True)
-class _NvGpu:
+@record
+class _NvGpu(Record):
+    """One NVIDIA GPU as the planner weighs it: compute capability and driver branches."""
+
     label: str  # "GPU 0 NVIDIA GeForce RTX 5090"
     name: str
     cc: Optional[tuple[int, int]]
@@ -92,8 +95,10 @@ def _ccs(cc: tuple[int, int]) -> str:
     return f"{cc[0]}.{cc[1]}"
 
 
-@dataclass(frozen=True)
-class _Candidate:
+@record
+class _Candidate(Record):
+    """One torch build the planner considers, and how this machine's driver can run it."""
+
     release: Release
     variant: Variant
     via_pypi: bool

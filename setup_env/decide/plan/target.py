@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from setup_env._record import Record, record
 from setup_env.facts import (
     AppleInfo,
     CpuInfo,
@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 from setup_env.decide.model import PlanError
 
 
-@dataclass(frozen=True)
-class _Target:
+@record
+class _Target(Record):
+    """The platform a plan is for: OS, architecture, Python, wheel tags, libc."""
+
     os: str  # linux | windows | macos | other
     arch: str  # the interpreter's: x86_64 | aarch64 | arm64 | ...
     platform: Optional[str]

@@ -4,12 +4,14 @@ into :class:`TorchMessage` values."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
+from setup_env._record import Record, record
 
-@dataclass(frozen=True)
-class TorchMessage:
+
+@record
+class TorchMessage(Record):
     """One of torch's (or the CUDA/ROCm runtime's) messages found in the paste, read into values.
 
     ``kind``: "driver-too-old" (``cuda_driver``: the CUDA version the driver supports),

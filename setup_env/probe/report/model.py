@@ -3,9 +3,10 @@ not one), and the sources of the facts read from it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
+from setup_env._record import Record, record
 from setup_env.facts import Facts
 from setup_env.probe.report.messages import TorchMessage
 
@@ -17,8 +18,8 @@ class CollectEnvError(ValueError):
     """The text is not a collect_env report (nothing in it could be recognised)."""
 
 
-@dataclass(frozen=True)
-class Report:
+@record
+class Report(Record):
     """What a collect_env paste says: the facts, plus what only torch itself could tell."""
 
     facts: Facts
