@@ -161,7 +161,12 @@ def test_worker_module_runs_on_python39_syntax() -> None:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files = [
         os.path.join(here, "setup_env", *f.split("/"))
-        for f in ("act/smoke/worker.py", "act/smoke/dist_worker.py", "decide/smoke_model.py")
+        for f in (
+            "act/smoke/worker.py",
+            "act/smoke/worker_numerics.py",
+            "act/smoke/dist_worker.py",
+            "decide/smoke_model.py",
+        )
     ]
     proc = subprocess.run(
         [py39, "-m", "py_compile", *files], capture_output=True, text=True, timeout=60
