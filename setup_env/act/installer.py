@@ -197,9 +197,8 @@ def is_this_interpreter(python: str) -> bool:
 
 # The folders that hold setup_env and packaging, so that another interpreter can describe itself
 # with the same code as this one even when neither is installed there. They are removed from its
-# sys.path again before it describes itself, so its import path is its own.
-_PKG_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
+# sys.path again before it describes itself, so its import path is its own (bounded.PACKAGE_PARENT
+# and _packaging_parent()).
 _RECORD_SCRIPT = """
 import json, sys
 extra = sys.argv[1:]
@@ -222,7 +221,7 @@ def _packaging_parent() -> str:
 
 def interpreter_record(python: str, timeout: float = 30.0) -> dict[str, Any]:
     """What ``python`` says of itself: the same record ``LiveHost.interpreter()`` keeps."""
-    argv = [python, "-c", _RECORD_SCRIPT, _PKG_PARENT, _packaging_parent()]
+    argv = [python, "-c", _RECORD_SCRIPT, bounded.PACKAGE_PARENT, _packaging_parent()]
     try:
         proc = bounded.run(argv, timeout, CHILD_OUTPUT)
     except (OSError, ValueError) as exc:

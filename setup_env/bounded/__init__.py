@@ -332,6 +332,9 @@ def open_zip(path: str | os.PathLike[str]) -> Iterator[zipfile.ZipFile]:
 # --- documents shipped with setup-env ------------------------------------------------------------
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # setup_env/data
+# The folder that holds the setup_env package: a child interpreter that must import this very code
+# (the installer's interpreter record, the verify worker) gets it on its PYTHONPATH.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAX_BUNDLED = 64 << 20  # the largest (wheels.json) is ~1 MiB
 
 

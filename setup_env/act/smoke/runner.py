@@ -41,11 +41,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[CheckResult], None]
 
-# The folder that holds the setup_env package: put on the worker's PYTHONPATH so that another
-# interpreter (verify --python) can run the worker without setup-env installed there.
-_PKG_PARENT = os.path.dirname(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-)
 TEST_CHECKS_ENV = "SETUP_ENV_VERIFY_TEST_CHECKS"
 # After torch imports, the worker probes the devices (the first CUDA/XPU/MPS initialisation).
 DEVICE_PROBE_TIMEOUT_S = 120.0
@@ -79,7 +74,9 @@ def selected_checks(options: VerifyOptions) -> list[str]:
 
 def _child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    parts = [_PKG_PARENT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    # bounded.PACKAGE_PARENT: another interpreter (verify --python) runs the worker without
+    # setup-env installed there.
+    parts = [bounded.PACKAGE_PARENT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(parts)
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("PYTHONIOENCODING", "utf-8")
