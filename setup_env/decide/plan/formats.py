@@ -1,6 +1,7 @@
 """A chosen build as the installer's command: pip, uv, a uv project, poetry, a requirements
-file. Built only from validated parts (versions parsed by packaging, variants from the data's
-closed set, URLs checked) as argv, then quoted with shlex for display.
+file, a conda ``environment.yml`` (its ``pip:`` section) or a pixi manifest (its
+``[pypi-dependencies]``). Built only from validated parts (versions parsed by packaging,
+variants from the data's closed set, URLs checked) as argv, then quoted with shlex for display.
 """
 
 from __future__ import annotations
@@ -179,6 +180,12 @@ def _commands(
     elif inst == "uv-project":
         config = _uv_project(reqs, url, ctx)
         argv = ["uv", "sync"] if url else ["uv", "add", *reqs]
+    elif inst == "conda":
+        config = _conda(reqs, url, pre, ctx)
+        argv = ["conda", "env", "create", "--file", "environment.yml"]
+    elif inst == "pixi":
+        config = _pixi(reqs, url, pre, ctx)
+        argv = ["pixi", "install"]
     else:
         config = _poetry(reqs, url, ctx)
         argv = ["poetry", "install"] if url else ["poetry", "add", *reqs]
@@ -228,4 +235,70 @@ def _poetry(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
     if url and name:
         out += ["", "[[tool.poetry.source]]", f"name = {_toml(name)}", f"url = {_toml(url)}"]
         out.append('priority = "explicit"')
+    return "\n".join(out) + "\n"
+
+
+# conda and pixi: PyTorch published its last conda packages with 2.5 (the pytorch channel is
+# frozen since 2.6), so the wheel route inside a conda-forge environment is the one that carries
+# every release the matrix knows, with the same index and pins as the pip command.
+# https://github.com/pytorch/pytorch/issues/138506 (the deprecation of the pytorch channel)
+_PIXI_PLATFORMS = {
+    "linux_x86_64": "linux-64",
+    "linux_aarch64": "linux-aarch64",
+    "windows_x86_64": "win-64",
+    "macos_arm64": "osx-arm64",
+    "macos_x86_64": "osx-64",
+}
+
+
+def _python_spec(ctx: _Ctx) -> tuple[str, Optional[str]]:
+    """(conda package, "X.Y") of the target's Python; conda-forge's free-threaded CPython is the
+    ``python-freethreading`` metapackage."""
+    py = ctx.t.python
+    name = "python-freethreading" if ctx.t.free_threaded else "python"
+    return name, (f"{py.major}.{py.minor}" if py is not None else None)
+
+
+def _req_parts(req: str) -> tuple[str, str]:
+    """("torchvision", "==0.29.*") of a requirement as the planner writes them."""
+    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(.*)$", req)
+    return (m.group(1), m.group(2).strip()) if m else (req, "")
+
+
+def _conda(reqs: list[str], url: Optional[str], pre: bool, ctx: _Ctx) -> str:
+    """An environment.yml: Python and pip from conda-forge, torch by pip. conda writes the
+    ``pip:`` list to a requirements file and runs ``pip install -r`` on it, so option lines
+    (``--index-url``, ``--pre``) mean what they mean in requirements.txt."""
+    name, ver = _python_spec(ctx)
+    out = ["name: torch", "channels:", "  - conda-forge", "dependencies:"]
+    out.append(f"  - {name}={ver}" if ver else f"  - {name}")
+    out += ["  - pip", "  - pip:"]
+    if url:
+        out.append(f"      - --index-url {url}")
+    if pre:
+        out.append("      - --pre")
+    out += [f"      - {r}" for r in reqs]
+    return "\n".join(out) + "\n"
+
+
+def _pixi(reqs: list[str], url: Optional[str], pre: bool, ctx: _Ctx) -> str:
+    """A pixi.toml: Python from conda-forge, torch in ``[pypi-dependencies]`` with the index
+    named per package (pixi resolves through uv: only these packages come from that index, their
+    dependencies from PyPI). https://pixi.sh/latest/python/pytorch/"""
+    name, ver = _python_spec(ctx)
+    plat = _PIXI_PLATFORMS.get(ctx.t.platform or "")
+    out = ["[workspace]", 'name = "torch"', 'channels = ["conda-forge"]']
+    if plat:
+        out.append(f"platforms = [{_toml(plat)}]")
+    out += ["", "[dependencies]", f"{name} = {_toml(f'{ver}.*' if ver else '*')}"]
+    out += ["", "[pypi-dependencies]"]
+    for r in reqs:
+        pkg, spec = _req_parts(r)
+        spec = spec or "*"
+        if url:
+            out.append(f"{pkg} = {{ version = {_toml(spec)}, index = {_toml(url)} }}")
+        else:
+            out.append(f"{pkg} = {_toml(spec)}")
+    if pre:
+        out += ["", "[pypi-options]", 'prerelease-mode = "allow"']
     return "\n".join(out) + "\n"
