@@ -232,3 +232,13 @@ def test_doctor_stays_quiet_where_there_is_one_route(
     facts = replace(detect(ReplayHost(root)), packages=(torch,))
     found = set(codes(facts)) & {"pip-torch-over-conda-pytorch", "pip-torch-conda-cuda"}
     assert found == expected
+
+
+def test_detect_text_names_the_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = machine(tmp_path, PIXI_ENV, PIXI_VARS, ALL)
+    assert main(["detect", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert f"Env       pixi environment default ({PIXI_ENV}, activated)" in out
+    assert "from conda: pytorch-gpu 2.7.1, cuda-version 12.9" in out
