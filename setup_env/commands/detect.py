@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root",
         metavar="DIR",
-        help="replay a machine captured by scripts/capture_host.py instead of this one",
+        help="replay a machine captured by `setup-env capture DIR` instead of this one",
     )
     parser.add_argument(
         "--cloud-metadata",

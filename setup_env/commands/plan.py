@@ -40,8 +40,8 @@ SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl", "jetpack")
 EXAMPLES = """\
   setup-env plan --os linux --gpu "RTX 5090" --driver 570.86.10 --python 3.12
   setup-env plan --root tests/fixtures/hosts/ubuntu2404-cpu-only   # a captured machine (checkout)
-  # --root DIR: capture a machine first, on that machine, from a checkout of setup-env:
-  python scripts/capture_host.py /tmp/box    # writes host.json, files/, commands/ (redacted)
+  # --root DIR: capture a machine first, on that machine (setup-env capture --help):
+  setup-env capture /tmp/box                 # writes host.json, files/, commands/ (redacted)
   setup-env plan --root /tmp/box --gpu "RTX 4090"
 """
 
@@ -89,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--root",
         metavar="DIR",
-        help="a machine captured by scripts/capture_host.py (see the example below)",
+        help="a machine captured by `setup-env capture DIR` (see the example below)",
     )
     add_machine_arguments(parser)
 

@@ -674,7 +674,7 @@ class ReplayHost:
         return {"error": "NVML library not found", "code": "library-not-found"}
 
 
-# --- recording (scripts/capture_host.py) -----------------------------------------------------
+# --- recording (setup-env capture: setup_env/act/capture.py) ------------------------------------
 
 
 class RecordingHost:
