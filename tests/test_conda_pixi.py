@@ -6,7 +6,10 @@ tests/test_install_proof.py."""
 
 from __future__ import annotations
 
+import fnmatch
+import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Optional
 
 import installproof as ip
@@ -20,6 +23,7 @@ from setup_env.decide.plan import make_plan, spec_facts
 from setup_env.knowledge import matrix as mx
 
 M = mx.load_matrix(mx.BUNDLED_PATH)
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 MACHINES: dict[str, dict[str, Any]] = {
     "win-rtx3060-index": dict(os="windows", python="3.12", gpus=["RTX 3060"], driver="596.49"),
@@ -163,3 +167,53 @@ def test_the_text_output_names_the_file_it_prints(capsys: pytest.CaptureFixture[
 def test_the_cli_refuses_an_unknown_installer(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "--os", "linux", "--python", "3.12", "--installer", "mamba"]) == 2
     assert "conda" in capsys.readouterr().err
+
+
+# --- conda-forge's own route, shown beside a CUDA plan ------------------------------------------
+
+FORGE_BUILD = json.loads(
+    (
+        FIXTURES / "conda-meta" / "pixi-cuda129" / "pytorch-gpu-2.7.1-cuda129_mkl_h43a4b0b_304.json"
+    ).read_text(encoding="utf-8")
+)["build"]  # a real conda-forge CUDA build string
+
+
+def forge_lines(config: str) -> list[str]:
+    """The indented comment lines of the conda-forge route, comment and list marks removed."""
+    return [line[4:].removeprefix("- ") for line in config.splitlines() if line.startswith("#   ")]
+
+
+@pytest.mark.parametrize("machine", ["win-rtx3060-index", "linux-rtx4090-pypi"])
+def test_a_cuda_plan_names_conda_forges_route_on_the_same_cuda(machine: str) -> None:
+    pip, conda, pixi = plans(machine, OPTIONS["latest"])
+    assert pip.cuda and conda.config and pixi.config
+    # environment.yml: two conda match specs, as comments (YAML keeps them inert)
+    specs = {s.name.normalized: s for s in map(rattler.MatchSpec, forge_lines(conda.config))}
+    assert specs["pytorch"].build == "cuda*" and fnmatch.fnmatch(FORGE_BUILD, "cuda*")
+    assert specs["cuda-version"].version == f"{pip.cuda}.*"
+    active = [d for d in yaml.safe_load(conda.config)["dependencies"] if isinstance(d, str)]
+    assert not any(d.startswith(("pytorch", "cuda-version")) for d in active), active
+    # pixi.toml: the same two, as TOML lines, and the CUDA major for the solver
+    lines = forge_lines(pixi.config)
+    deps = ip.load_toml("\n".join(lines[:2]))
+    assert deps["pytorch"] == {"version": "*", "build": "cuda*"}
+    assert rattler.VersionSpec(deps["cuda-version"]).matches(rattler.Version(f"{pip.cuda}.0"))
+    assert (
+        ip.load_toml("\n".join(lines[2:]))["system-requirements"]["cuda"] == pip.cuda.split(".")[0]
+    )
+    assert "pytorch" not in ip.load_toml(pixi.config)["dependencies"]
+
+
+@pytest.mark.parametrize(
+    ("machine", "opt"),
+    [
+        ("linux-cpu-index", "latest"),
+        ("mac-m3", "latest"),
+        ("linux-mi300x", "latest"),
+        ("linux-rtx4090-pypi", "nightly"),
+    ],
+)
+def test_no_conda_forge_route_without_a_cuda_build(machine: str, opt: str) -> None:
+    _pip, conda, pixi = plans(machine, OPTIONS[opt])
+    for other in (conda, pixi):
+        assert other.config is not None and "conda-forge's own PyTorch" not in other.config

@@ -73,7 +73,8 @@ def _finish(
             )
         requirements.append(f"{name}{comp.spec}")
     _say_inferred(ctx, rel, variant, via_pypi)
-    argv, command, config = _commands(ctx, requirements, url, pre=False)
+    cuda_of = build.cuda if build is not None and variant.is_cuda else None
+    argv, command, config = _commands(ctx, requirements, url, pre=False, cuda=cuda_of)
     min_driver = None
     cuda = None
     if build is not None:
@@ -162,8 +163,13 @@ def _companion_wheel(ctx: _Ctx, name: str, version: Optional[Version]) -> bool:
 
 
 def _commands(
-    ctx: _Ctx, requirements: Sequence[str], url: Optional[str], pre: bool
+    ctx: _Ctx,
+    requirements: Sequence[str],
+    url: Optional[str],
+    pre: bool,
+    cuda: Optional[str] = None,
 ) -> tuple[tuple[str, ...], str, Optional[str]]:
+    """``cuda``: the CUDA version of a CUDA build ("12.9"), for conda-forge's route."""
     inst = ctx.options.installer
     reqs = list(requirements)
     idx = ["--index-url", url] if url else []
@@ -181,10 +187,10 @@ def _commands(
         config = _uv_project(reqs, url, ctx)
         argv = ["uv", "sync"] if url else ["uv", "add", *reqs]
     elif inst == "conda":
-        config = _conda(reqs, url, pre, ctx)
+        config = _conda(reqs, url, pre, ctx) + _conda_forge_route(ctx, cuda, "conda")
         argv = ["conda", "env", "create", "--file", "environment.yml"]
     elif inst == "pixi":
-        config = _pixi(reqs, url, pre, ctx)
+        config = _pixi(reqs, url, pre, ctx) + _conda_forge_route(ctx, cuda, "pixi")
         argv = ["pixi", "install"]
     else:
         config = _poetry(reqs, url, ctx)
@@ -302,3 +308,42 @@ def _pixi(reqs: list[str], url: Optional[str], pre: bool, ctx: _Ctx) -> str:
     if pre:
         out += ["", "[pypi-options]", 'prerelease-mode = "allow"']
     return "\n".join(out) + "\n"
+
+
+# conda-forge builds PyTorch with CUDA for these platforms (pixi's PyTorch guide and conda-forge's
+# pytorch-cpu-feedstock: linux-64, linux-aarch64, win-64); its CUDA comes from conda-forge's CUDA
+# packages, chosen by the ``cuda-version`` pin, and its CUDA builds carry ``cuda`` build strings
+# (``cuda129_mkl_py312_...``), which ``pytorch=*=cuda*`` selects.
+_CONDA_FORGE_CUDA = ("linux_x86_64", "linux_aarch64", "windows_x86_64")
+
+
+def _conda_forge_route(ctx: _Ctx, cuda: Optional[str], form: str) -> str:
+    """The other supported route for a CUDA plan, as comment lines the file keeps inert:
+    conda-forge's own ``pytorch`` build on the same CUDA, in place of the wheel. Its version is
+    left to the solver: conda-forge's releases follow PyTorch's at their own pace, and which
+    exist is not in this data."""
+    if not cuda or not re.match(r"^\d{2}\.\d{1,2}$", cuda):
+        return ""
+    if (ctx.t.platform or "") not in _CONDA_FORGE_CUDA:
+        return ""
+    head = [
+        "",
+        "# The other route: conda-forge's own PyTorch build in place of the wheel (where",
+        f"# conda-forge has one for CUDA {cuda}; its CUDA libraries then come from conda-forge):",
+    ]
+    if form == "conda":
+        body = [
+            "# in dependencies, in place of the pip: list",
+            "#   - pytorch=*=cuda*",
+            f"#   - cuda-version={cuda}",
+        ]
+    else:
+        body = [
+            "# drop [pypi-dependencies] and add to [dependencies]",
+            '#   pytorch = { version = "*", build = "cuda*" }',
+            f'#   cuda-version = "{cuda}.*"',
+            "# with the machine's CUDA declared",
+            "#   [system-requirements]",
+            f'#   cuda = "{cuda.split(".")[0]}"',
+        ]
+    return "\n".join(head + body) + "\n"
