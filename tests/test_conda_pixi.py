@@ -217,3 +217,20 @@ def test_no_conda_forge_route_without_a_cuda_build(machine: str, opt: str) -> No
     _pip, conda, pixi = plans(machine, OPTIONS[opt])
     for other in (conda, pixi):
         assert other.config is not None and "conda-forge's own PyTorch" not in other.config
+
+
+def test_doctors_conda_forge_commands_are_match_specs(tmp_path: Path) -> None:
+    """doctor's way back to one route (tests/test_condaenv.py) names conda-forge's CUDA build of
+    pytorch on the environment's own cuda-version, as conda reads the specs."""
+    from test_condaenv import conda_doctor_command
+
+    command = conda_doctor_command(tmp_path)
+    specs = [rattler.MatchSpec(s.strip('"')) for s in command.split() if s.startswith('"')]
+    by_name = {s.name.normalized: s for s in specs}
+    assert by_name["pytorch"].build == "cuda*" and fnmatch.fnmatch(FORGE_BUILD, "cuda*")
+    assert rattler.VersionSpec(str(by_name["cuda-version"].version)).matches(
+        rattler.Version("12.9")
+    )
+    assert not rattler.VersionSpec(str(by_name["cuda-version"].version)).matches(
+        rattler.Version("12.8")
+    )
