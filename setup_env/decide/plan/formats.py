@@ -310,11 +310,12 @@ def _pixi(reqs: list[str], url: Optional[str], pre: bool, ctx: _Ctx) -> str:
     return "\n".join(out) + "\n"
 
 
-# conda-forge builds PyTorch with CUDA for these platforms (pixi's PyTorch guide and conda-forge's
-# pytorch-cpu-feedstock: linux-64, linux-aarch64, win-64); its CUDA comes from conda-forge's CUDA
-# packages, chosen by the ``cuda-version`` pin, and its CUDA builds carry ``cuda`` build strings
-# (``cuda129_mkl_py312_...``), which ``pytorch=*=cuda*`` selects.
-_CONDA_FORGE_CUDA = ("linux_x86_64", "linux_aarch64", "windows_x86_64")
+# conda-forge's CUDA builds of PyTorch, on the platforms pixi's PyTorch guide shows them for
+# (linux-64, win-64: https://pixi.sh/latest/python/pytorch/; others are left out until a source
+# shows them). Their CUDA comes from conda-forge's CUDA packages, chosen by the ``cuda-version``
+# pin, and their build strings start with ``cuda`` (``cuda129_mkl_py312_...``), which
+# ``pytorch=*=cuda*`` selects.
+_CONDA_FORGE_CUDA = ("linux_x86_64", "windows_x86_64")
 
 
 def _conda_forge_route(ctx: _Ctx, cuda: Optional[str], form: str) -> str:
