@@ -232,6 +232,32 @@ class JetsonInfo(Record):
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
+@record
+class CondaPackage(Record):
+    """One package record of a conda environment (``conda-meta/<name>-<version>-<build>.json``)."""
+
+    name: str
+    version: str
+    build: str = ""  # "cuda129_mkl_h43a4b0b_304"
+    channel: str = ""  # "conda-forge", "nvidia", "pytorch", "pkgs/main" (from the record's URL)
+
+
+@record
+class CondaEnvInfo(Record):
+    """The conda or pixi environment this interpreter lives in, or the one the shell activated
+    (setup_env.probe.condaenv). Only the CUDA and PyTorch records of conda-meta/ are kept."""
+
+    manager: Literal["conda", "pixi"] = "conda"
+    prefix: Optional[str] = None  # the environment's folder (holds conda-meta/)
+    name: Optional[str] = None  # CONDA_DEFAULT_ENV / PIXI_ENVIRONMENT_NAME
+    active: bool = False  # the shell activated it (CONDA_PREFIX / pixi's variables are set)
+    interpreter_inside: Optional[bool] = None  # this Python is the environment's own
+    project: Optional[str] = None  # pixi: PIXI_PROJECT_ROOT
+    cuda_packages: tuple[CondaPackage, ...] = ()  # CUDA libraries, cuda-version, cudatoolkit
+    torch_packages: tuple[CondaPackage, ...] = ()  # pytorch, pytorch-gpu, libtorch ...
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
 # Fields written to JSON only when set (so documents of machines without them keep their shape).
 _OMIT_NONE = {"omit_if_none": True}
 
@@ -256,6 +282,7 @@ class Facts(Record):
     environment: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[Note, ...] = ()
     jetson: Optional[JetsonInfo] = field(default=None, metadata=_OMIT_NONE)
+    conda_env: Optional[CondaEnvInfo] = field(default=None, metadata=_OMIT_NONE)
 
     # Convenience views for deciders.
     @property

@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root",
         metavar="DIR",
-        help="check a machine captured by scripts/capture_host.py (never runs verify)",
+        help="check a machine captured by `setup-env capture DIR` (never runs verify)",
     )
     parser.add_argument(
         "--no-verify", action="store_true", help="skip running the installed torch's checks"

@@ -673,7 +673,7 @@ class ReplayHost(MutableRecord):
         return {"error": "NVML library not found", "code": "library-not-found"}
 
 
-# --- recording (scripts/capture_host.py) -----------------------------------------------------
+# --- recording (setup-env capture: setup_env/act/capture.py) ------------------------------------
 
 
 class RecordingHost:
