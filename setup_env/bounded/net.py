@@ -102,6 +102,14 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
+def load() -> None:
+    """Import requests now. Its import takes tens of milliseconds (hundreds on a busy machine);
+    a caller with a short budget (cloud metadata: under a second) calls this before its budget
+    starts, so the budget is spent on the network, not on the import."""
+    import requests.adapters  # noqa: F401
+    import urllib3.connectionpool  # noqa: F401
+
+
 def _session(cutter: _Cutter, trust_env: bool) -> requests.Session:
     """A requests session whose connections hand their sockets to ``cutter`` as they are made.
 

@@ -527,6 +527,7 @@ def query_metadata(
     budget_s: float = DEFAULT_BUDGET,
 ) -> tuple[str | None, MetadataAnswer | None, list[Note]]:
     """Ask each provider's service in turn, all within one budget. First answer wins."""
+    net.load()  # the HTTP client's import is not the services' time
     budget = _Budget(budget_s)
     notes: list[Note] = []
     unreachable: set[str] = set()
