@@ -9,6 +9,7 @@ whole exchange (a dripping or silent server) is tests/test_hostile.py's rows 5 a
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import select
 import socket
@@ -344,3 +345,31 @@ def test_refused_and_bad_urls_are_clear_errors(clean_env: pytest.MonkeyPatch) ->
     with pytest.raises(net.HttpError) as err:
         get("ftp://example.org/")
     assert err.value.kind == "broken" and "not an http(s) URL" in err.value.detail
+
+
+_spec = importlib.util.spec_from_file_location(
+    "setup_env_test_net_hostile", ROOT / "tests" / "fixtures" / "hostile" / "servers.py"
+)
+assert _spec is not None and _spec.loader is not None
+hostile: Any = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = hostile
+_spec.loader.exec_module(hostile)
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind", "detail"),
+    [
+        ("cut-body", "broken", "answer broke off after 3 bytes (connection closed)"),
+        ("not-http", "broken", "not an HTTP answer (BadStatusLine)"),
+        ("silent", "timeout", "answer not complete within 1 s"),
+        ("drip-headers", "timeout", "answer not complete within 1 s"),
+        ("drip-body", "timeout", "answer not complete within 1 s"),
+    ],
+)
+def test_hostile_answers_keep_their_words(
+    mode: str, kind: str, detail: str, clean_env: pytest.MonkeyPatch
+) -> None:
+    """requests' exceptions are mapped back to the door's own kinds and messages."""
+    with hostile.HostileServer(mode, seconds=6) as srv, pytest.raises(net.HttpError) as err:
+        get(srv.url + "/simple/torch/", seconds=1.0)
+    assert (err.value.kind, err.value.detail) == (kind, detail)

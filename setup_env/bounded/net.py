@@ -246,7 +246,8 @@ def _error(exc: Exception, cutter: _Cutter, deadline: Deadline, resp: Any, size:
         return HttpError("timeout", f"answer not complete within {deadline.seconds:g} s")
     cause = _root(exc)
     if resp is not None:  # the headers came: the body broke off
-        return HttpError("broken", f"answer broke off after {size} bytes (connection closed)")
+        got = max(size, _partial(exc))
+        return HttpError("broken", f"answer broke off after {got} bytes (connection closed)")
     if isinstance(exc, requests.exceptions.ProxyError):
         return HttpError("unreachable", f"proxy: {_reason(cause)}")
     if isinstance(exc, requests.exceptions.SSLError) or not cutter.connected:
@@ -272,6 +273,25 @@ def _root(exc: BaseException) -> BaseException:
             break
         current = inner
     return current
+
+
+def _partial(exc: BaseException) -> int:
+    """The body bytes read before the connection closed, as urllib3's IncompleteRead counts
+    them (the chunk they were in never reached the caller); 0 when unknown."""
+    current: Any = exc
+    for _ in range(8):
+        partial = getattr(current, "partial", None)
+        if isinstance(partial, int):
+            return partial
+        inner = next(
+            (a for a in getattr(current, "args", ()) if isinstance(a, BaseException)), None
+        )
+        current = (
+            inner or getattr(current, "__cause__", None) or getattr(current, "__context__", None)
+        )
+        if current is None:
+            break
+    return 0
 
 
 def _reason(exc: BaseException) -> str:
