@@ -373,3 +373,48 @@ def test_hostile_answers_keep_their_words(
     with hostile.HostileServer(mode, seconds=6) as srv, pytest.raises(net.HttpError) as err:
         get(srv.url + "/simple/torch/", seconds=1.0)
     assert (err.value.kind, err.value.detail) == (kind, detail)
+
+
+class TlsDrip:
+    """TLS on 127.0.0.1 (the fixture certificate), then a status line and headers that never end,
+    one byte at a time for up to 60 s; ``cut`` is set when the client's end is gone before that."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.ctx.load_cert_chain(CERT, KEY)
+        self.cut = threading.Event()
+        self.url = f"https://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        conn, _ = self.listener.accept()
+        try:
+            with self.ctx.wrap_socket(conn, server_side=True) as tls:
+                tls.settimeout(5)
+                tls.recv(65536)
+                head = b"HTTP/1.1 200 OK\r\n" + b"X-Drip: " + b"a" * 10_000
+                for i in range(1200):  # 60 s at 50 ms a byte
+                    tls.sendall(head[i : i + 1])
+                    select.select([], [], [], 0.05)
+        except OSError:
+            self.cut.set()
+
+    def close(self) -> None:
+        self.listener.close()
+        self.thread.join(timeout=10)
+
+
+def test_a_dripping_tls_server_is_cut_at_the_deadline(clean_env: pytest.MonkeyPatch) -> None:
+    """The cut reaches under TLS: the server sees the connection end while it still drips (a
+    timer that shut only the socket object TLS had detached would leave it dripping for 60 s)."""
+    clean_env.setenv("REQUESTS_CA_BUNDLE", str(CERT))
+    server = TlsDrip()
+    try:
+        with pytest.raises(net.HttpError) as err:
+            get(server.url + "/simple/torch/", seconds=1.0)
+        assert server.cut.wait(10)
+    finally:
+        server.close()
+    assert (err.value.kind, err.value.detail) == ("timeout", "answer not complete within 1 s")

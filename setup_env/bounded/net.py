@@ -58,15 +58,18 @@ class HttpError(Exception):
 
 
 class _Cutter:
-    """Every socket the exchange opens, shut down together when the deadline passes.
+    """Every connection the exchange opens, shut down together when the deadline passes.
 
-    ``shutdown`` (not ``close``) wakes a read blocked in another thread at once; a socket that
-    was already closed has no descriptor left and only raises OSError, ignored."""
+    It keeps a duplicate of each TCP socket's descriptor as the socket is made: TLS wraps the
+    socket into a new object (the first one is detached), and a proxy's tunnel runs over it, but
+    the connection under them is the same, and ``shutdown`` on any descriptor of it ends it for
+    all: a read blocked in another thread, in TLS or not, wakes at once. The duplicates are
+    closed when the exchange ends (before any shutdown could reach a reused descriptor)."""
 
     def __init__(self, deadline: Deadline) -> None:
         self._deadline = deadline
         self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
+        self._dups: list[socket.socket] = []
         self.fired = False
         self.connected = False
         self._timer = threading.Timer(max(deadline.left(), 0.0), self.fire)
@@ -76,23 +79,26 @@ class _Cutter:
         self._timer.start()
 
     def add(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.append(sock)
-            self.connected = True
-            late = self.fired
         sock.settimeout(max(self._deadline.left(), 0.001))
-        if late:
-            _shut(sock)
+        dup = sock.dup()
+        with self._lock:
+            self.connected = True
+            self._dups.append(dup)
+            if self.fired:
+                _shut(dup)
 
     def fire(self) -> None:
         with self._lock:
             self.fired = True
-            sockets = list(self._sockets)
-        for sock in sockets:
-            _shut(sock)
+            for dup in self._dups:
+                _shut(dup)
 
     def stop(self) -> None:
         self._timer.cancel()
+        with self._lock:
+            for dup in self._dups:
+                dup.close()
+            self._dups.clear()
 
 
 def _shut(sock: socket.socket) -> None:
