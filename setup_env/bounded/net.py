@@ -264,12 +264,14 @@ def _error(exc: Exception, cutter: _Cutter, deadline: Deadline, resp: Any, size:
 
 
 def _root(exc: BaseException) -> BaseException:
-    """The innermost error under requests' and urllib3's wrappers (their ``reason``, the first
-    exception argument, the chained cause)."""
+    """The first error under requests' and urllib3's wrappers (their ``reason``, the first
+    exception argument, the chained cause): the OSError or http.client error that happened."""
     seen: set[int] = set()
     current: BaseException = exc
     while id(current) not in seen:
         seen.add(id(current))
+        if not type(current).__module__.startswith(("requests", "urllib3")):
+            break  # not a wrapper: what happened
         inner: Any = getattr(current, "reason", None)
         if not isinstance(inner, BaseException):
             inner = next((a for a in current.args if isinstance(a, BaseException)), None)
