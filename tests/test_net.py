@@ -269,6 +269,14 @@ def test_tls_is_verified_against_certifi_by_default(
     assert (err.value.kind, err.value.detail) == ("unreachable", "TLS certificate not trusted")
 
 
+def test_tls_to_a_plain_http_server_says_so(clean_env: pytest.MonkeyPatch, origin: Any) -> None:
+    _srv, url = origin
+    with pytest.raises(net.HttpError) as err:
+        get(url.replace("http:", "https:") + "/")
+    assert err.value.kind == "unreachable"
+    assert err.value.detail == "TLS failed (wrong version number)"
+
+
 def test_requests_ca_bundle_is_honoured(clean_env: pytest.MonkeyPatch, tls_origin: Any) -> None:
     srv, url = tls_origin
     clean_env.setenv("REQUESTS_CA_BUNDLE", str(CERT))

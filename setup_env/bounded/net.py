@@ -308,6 +308,8 @@ def _reason(exc: BaseException) -> str:
 
     if isinstance(exc, ssl.SSLCertVerificationError):
         return "TLS certificate not trusted"
+    if isinstance(exc, ssl.SSLError) and exc.reason:  # WRONG_VERSION_NUMBER: not TLS there
+        return f"TLS failed ({exc.reason.lower().replace('_', ' ')})"
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused"
     if isinstance(exc, ConnectionResetError):
