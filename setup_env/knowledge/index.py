@@ -587,9 +587,12 @@ def fetch_snapshot(
     other form (:func:`read_answer`, :func:`check_pypi`).
     """
     from setup_env import bounded
+    from setup_env.bounded import net
 
     say = progress or (lambda _m: None)
     snap = Snapshot()
+    if deadline is None:
+        net.load()  # the HTTP client's import is not the indexes' time
     until: bounded.Deadline = deadline if deadline is not None else bounded.Deadline(timeout)
     own = fetcher is None
     client = fetcher or Fetcher(timeout=min(DEFAULT_TIMEOUT, until.seconds), max_bytes=max_bytes)
