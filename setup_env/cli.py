@@ -28,6 +28,7 @@ COMMANDS = {
     "diagnose": "read a pasted `python -m torch.utils.collect_env` report and diagnose it",
     "matrix": "show, refresh or check the bundled PyTorch wheel matrix",
     "fleet": "many nodes: one report from their checks; SLURM and Kubernetes launchers",
+    "capture": "record this machine into a folder that --root DIR replays (bug reports, tests)",
 }
 
 

@@ -49,6 +49,11 @@ How each installer format is proven:
 * ``poetry install`` / ``poetry add``: poetry is not run; its snippet is read (TOML) and each
   dependency resolved by uv from the source it names (an explicit source is the only place
   poetry looks for it).
+* ``conda env create --file environment.yml``: conda is not run; the file is read (YAML) and its
+  ``pip:`` list, which conda hands to ``pip install -r`` as a requirements file, is run by pip and
+  uv as one.
+* ``pixi install``: pixi is not run; its manifest is read (TOML) and each
+  ``[pypi-dependencies]`` entry resolved by uv (pixi's own resolver) from the index it names.
 
 uv cannot target a free-threaded Python (``--python-version 3.14t`` is refused): those commands
 are proven by pip only. A wheel whose version is not PEP 440 (NVIDIA's JetPack 4.6.1 wheel) is
@@ -723,6 +728,10 @@ def installer_format(plan: Plan) -> str:
         return "uv-project"
     if argv[:2] in (["poetry", "install"], ["poetry", "add"]):
         return "poetry"
+    if argv == ["conda", "env", "create", "--file", "environment.yml"]:
+        return "conda"
+    if argv == ["pixi", "install"]:
+        return "pixi"
     raise AssertionError(f"a command the harness does not know: {plan.command!r}")
 
 
@@ -755,11 +764,55 @@ def invocations(plan: Plan, target: Target, base: str) -> list[Invocation]:
             1,
         )
         run_by(("uv",), ["-r", "pyproject.toml"], [("pyproject.toml", body)])
+    elif fmt == "conda":
+        assert config is not None, plan.command
+        run_by(("pip", "uv"), ["-r", "requirements.txt"], [("requirements.txt", conda_pip(config))])
+    elif fmt == "pixi":
+        assert config is not None, plan.command
+        reqs, index, pre = pixi_requirements(config)
+        extra = ["--index-url", index] if index else []
+        run_by(("uv",), [*reqs, *extra, *(["--prerelease=allow"] if pre else [])])
     else:
         assert config is not None, plan.command
         reqs, index = poetry_requirements(config)
         run_by(("uv",), [*reqs, *(["--index-url", index] if index else [])])
     return out
+
+
+def conda_pip(config: str) -> str:
+    """The ``pip:`` list of a printed environment.yml as the requirements file conda writes from
+    it (conda-env's pip installer: one line per item, then ``pip install -U -r``)."""
+    import yaml
+
+    doc = yaml.safe_load(config)
+    sections = [d["pip"] for d in doc["dependencies"] if isinstance(d, dict) and "pip" in d]
+    assert len(sections) == 1, doc
+    return "\n".join(str(line) for line in sections[0]) + "\n"
+
+
+def load_toml(text: str) -> dict[str, Any]:
+    try:
+        import tomllib  # Python 3.11+
+    except ModuleNotFoundError:  # Python 3.9/3.10: the test extra's tomli
+        import tomli as tomllib
+    doc: dict[str, Any] = tomllib.loads(text)
+    return doc
+
+
+def pixi_requirements(config: str) -> tuple[list[str], Optional[str], bool]:
+    """The ``[pypi-dependencies]`` of a printed pixi.toml as requirements, the one index they
+    name (the planner names one at most) and whether pre-releases are allowed."""
+    doc = load_toml(config)
+    reqs: list[str] = []
+    index: Optional[str] = None
+    for name, value in doc["pypi-dependencies"].items():
+        spec = value if isinstance(value, str) else value["version"]
+        reqs.append(name if spec == "*" else f"{name}{spec}")
+        if isinstance(value, dict) and "index" in value:
+            assert index in (None, value["index"])
+            index = value["index"]
+    pre = doc.get("pypi-options", {}).get("prerelease-mode") == "allow"
+    return reqs, index, pre
 
 
 def poetry_requirements(config: str) -> tuple[list[str], Optional[str]]:

@@ -103,8 +103,8 @@ def test_matrix_arches_example_runs_from_a_checkout(tmp_path: Path) -> None:
 
 def test_plan_root_examples_run_capture_included(tmp_path: Path) -> None:
     """`plan --help` shows how to capture a machine and plan for it: both steps run as shown."""
-    lines = [x for x in _examples("plan") if "--root" in x or "capture_host" in x]
-    assert any("capture_host.py" in x for x in lines)
+    lines = [x for x in _examples("plan") if "--root" in x or "setup-env capture" in x]
+    assert any(x.startswith("setup-env capture /tmp/box") for x in lines)
     for line in lines:
         proc = _run(line, tmp_path)
         assert proc.returncode == 0, f"{line}: {proc.stderr}"

@@ -1,13 +1,12 @@
 """Every captured machine under tests/fixtures/hosts/ replays to its expected facts.
 
 Adding a machine to the tests means adding a folder (host.json, files/, commands/, SOURCES.md,
-expected.json written by ``scripts/capture_host.py --expected DIR`` and reviewed by a person).
+expected.json written by ``setup-env capture --expected DIR`` and reviewed by a person).
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -43,7 +42,7 @@ def test_host_replays_to_expected_facts(folder: Path) -> None:
         pytest.fail(
             f"{folder.name} no longer replays to its expected facts "
             f"(if the change is intended, review and run "
-            f"`python scripts/capture_host.py --expected {folder}`):\n{_diff(expected, actual)}"
+            f"`setup-env capture --expected {folder}`):\n{_diff(expected, actual)}"
         )
     # The facts document survives a JSON round trip unchanged.
     assert Facts.from_json(facts.to_json()).to_dict() == expected
@@ -70,12 +69,9 @@ def test_this_machine_fixture_reports_debian_python_toolkit_and_torch() -> None:
 
 
 def _capture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("capture_host", ROOT / "scripts/capture_host.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["capture_host"] = module
-    spec.loader.exec_module(module)
-    return module
+    from setup_env.act import capture
+
+    return capture
 
 
 def test_capture_of_this_machine_replays_to_the_live_facts(tmp_path: Path) -> None:

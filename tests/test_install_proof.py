@@ -26,7 +26,7 @@ from setup_env.probe.host import ReplayHost
 
 M = mx.load_matrix(mx.BUNDLED_PATH)
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
-INSTALLERS = ("pip", "uv", "uv-project", "poetry", "requirements")
+INSTALLERS = ("pip", "uv", "uv-project", "poetry", "requirements", "conda", "pixi")
 
 Case = tuple[str, Callable[[], Facts], tuple[PlanOptions, ...]]
 
@@ -56,7 +56,10 @@ WITH = tuple(
     PlanOptions(installer=i, torch="2.13", with_packages=("torchvision", "torchaudio"))  # type: ignore[arg-type]
     for i in INSTALLERS
 )
-NIGHTLY = tuple(PlanOptions(channel="nightly", installer=i) for i in ("pip", "uv"))  # type: ignore[arg-type]
+NIGHTLY = tuple(
+    PlanOptions(channel="nightly", installer=i)  # type: ignore[arg-type]
+    for i in ("pip", "uv", "conda", "pixi")
+)  # type: ignore[arg-type]
 
 
 def _driver_sweep() -> list[Case]:
@@ -371,6 +374,26 @@ def test_a_wrong_index_or_a_foreign_host_fails_the_proof(server: ip.LoopbackInde
     proofs = ip.prove([(foreign, facts)], server)
     assert proofs and all(not p.ok and "no copy of" in p.message for p in proofs), proofs
     assert not any("evil.example" in r for r in server.requests)
+
+
+def test_a_conda_or_pixi_file_without_its_index_fails_the_proof(server: ip.LoopbackIndex) -> None:
+    """The environment.yml and pixi.toml forms are proven through their files: drop the index
+    from the file and Windows gets PyPI's CPU-only torch, which the proof refuses."""
+    facts = spec_facts(os="windows", python="3.12", gpus=["RTX 3060"], driver="596.49")
+    for installer, line in (
+        ("conda", "      - --index-url https://download.pytorch.org/whl/cu130\n"),
+        ("pixi", ', index = "https://download.pytorch.org/whl/cu130"'),
+    ):
+        plan = make_plan(facts, PlanOptions(torch="2.14.1", installer=installer), M)  # type: ignore[arg-type]
+        assert plan.config is not None and line in plan.config, plan.config
+        good = ip.prove([(plan, facts)], server)
+        assert good and all(p.ok for p in good), ip.describe(good)
+        bare = replace(plan, config=plan.config.replace(line, ""))
+        proofs = ip.prove([(bare, facts)], server)
+        assert proofs and not any(p.ok for p in proofs), ip.describe(proofs)
+        assert all("torch-2.14.1-cp312-cp312-win_amd64" in p.message for p in proofs), ip.describe(
+            proofs
+        )
 
 
 # --- the copy is faithful --------------------------------------------------------------------

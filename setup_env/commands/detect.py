@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root",
         metavar="DIR",
-        help="replay a machine captured by scripts/capture_host.py instead of this one",
+        help="replay a machine captured by `setup-env capture DIR` instead of this one",
     )
     parser.add_argument(
         "--cloud-metadata",
@@ -122,6 +122,19 @@ def summary(facts: Facts, style: Style, verbose: int = 0, label: str = "live") -
     row("Python", py, dict(p.sources))
     if verbose and p.tags:
         lines.append(style(f"  {'':<10}wheel tags: {p.tags[0]} … {p.tags[-1]}", "dim"))
+    ce = facts.conda_env
+    if ce is not None:
+        text = f"{ce.manager} environment {ce.name or ''}".rstrip() + f" ({ce.prefix or '?'}"
+        text += ", activated" if ce.active else ", not activated"
+        if ce.interpreter_inside is False:
+            text += ", not this Python's"
+        text += ")"
+        conda_pkgs = [*ce.torch_packages, *ce.cuda_packages]
+        if conda_pkgs:
+            shown = ", ".join(f"{c.name} {c.version}" for c in conda_pkgs[:4])
+            more = len(conda_pkgs) - 4
+            text += f"; from conda: {shown}" + (f" (+{more})" if more > 0 else "")
+        row("Env", text, dict(ce.sources))
 
     c = facts.cpu
     cpu = c.model or "unknown CPU"

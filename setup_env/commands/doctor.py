@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--root",
         metavar="DIR",
-        help="examine a machine captured by scripts/capture_host.py instead of this one",
+        help="examine a machine captured by `setup-env capture DIR` instead of this one",
     )
     src.add_argument(
         "--facts",

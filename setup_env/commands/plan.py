@@ -31,6 +31,8 @@ INSTALLERS = (
     "uv-project",
     "poetry",
     "requirements",
+    "conda",
+    "pixi",
 )  # = setup_env.decide.model.INSTALLERS
 SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl", "jetpack")
 
@@ -38,8 +40,8 @@ SPEC_FLAGS = ("arch", "gpu", "driver", "glibc", "macos", "wsl", "jetpack")
 EXAMPLES = """\
   setup-env plan --os linux --gpu "RTX 5090" --driver 570.86.10 --python 3.12
   setup-env plan --root tests/fixtures/hosts/ubuntu2404-cpu-only   # a captured machine (checkout)
-  # --root DIR: capture a machine first, on that machine, from a checkout of setup-env:
-  python scripts/capture_host.py /tmp/box    # writes host.json, files/, commands/ (redacted)
+  # --root DIR: capture a machine first, on that machine (setup-env capture --help):
+  setup-env capture /tmp/box                 # writes host.json, files/, commands/ (redacted)
   setup-env plan --root /tmp/box --gpu "RTX 4090"
 """
 
@@ -73,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--installer",
         choices=INSTALLERS,
         default="pip",
-        help="the command's form: pip (default), uv, a uv project, poetry or a requirements file",
+        help="the command's form: pip (default), uv, a uv project, poetry, a requirements file, "
+        "a conda environment.yml or a pixi.toml",
     )
     what.add_argument(
         "--index-url",
@@ -86,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--root",
         metavar="DIR",
-        help="a machine captured by scripts/capture_host.py (see the example below)",
+        help="a machine captured by `setup-env capture DIR` (see the example below)",
     )
     add_machine_arguments(parser)
 
@@ -296,7 +299,8 @@ def described_machine(args: argparse.Namespace) -> tuple[Facts, str, CloudAdvice
 
 def _with_python(facts: Facts, python: str) -> Facts:
     import re
-    from dataclasses import replace
+
+    from setup_env._record import replace
 
     m = re.fullmatch(r"3\.(\d{1,2})(t?)", python.strip())
     if not m:
@@ -365,6 +369,16 @@ def run(args: argparse.Namespace) -> int:
     return int(code)
 
 
+def config_file(plan: Plan) -> str:
+    """The name of the file a plan's command reads (the one ``plan.config`` holds)."""
+    if plan.argv[:1] == ("pixi",):
+        return "pixi.toml"
+    last = plan.argv[-1] if plan.argv else ""
+    if last.endswith((".txt", ".yml")):
+        return last
+    return "pyproject.toml"
+
+
 def render_text(
     plan: Plan, label: str, advice: CloudAdvice | None, style: Any, verbose: int = 0
 ) -> str:
@@ -388,9 +402,7 @@ def render_text(
             head = f"Fallback: {head}"
         out.append(style(head, "yellow" if plan.status == "fallback" else "green", "bold"))
         if plan.config:
-            name = (
-                "requirements.txt" if plan.argv[-1:] == ("requirements.txt",) else "pyproject.toml"
-            )
+            name = config_file(plan)
             out.append(style(f"  # {name}", "dim"))
             out.extend(f"  {line}" for line in plan.config.rstrip("\n").splitlines())
             out.append("")

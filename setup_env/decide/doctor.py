@@ -18,7 +18,7 @@ import shlex
 from typing import TYPE_CHECKING, Optional
 
 from setup_env.decide.model import Finding, driver_os, install_command, wheel_platform
-from setup_env.facts import Facts, Gpu, InstalledPackage
+from setup_env.facts import CondaPackage, Facts, Gpu, InstalledPackage
 from setup_env.knowledge.cuda import CC, Coverage, coverage, driver_fit, parse_cc, sm, version_tuple
 from setup_env.knowledge.variant import CPU
 
@@ -173,6 +173,7 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
         out.extend(_companion_findings(facts, torch, matrix))
         out.extend(_toolkit_findings(facts, torch))
     out.extend(_shadow_findings(facts))
+    out.extend(_conda_findings(facts, torch))
     out.extend(_environment_findings(facts, torch))
     out.extend(_platform_findings(facts))
     out.extend(_nvidia_state_findings(facts))
@@ -470,6 +471,71 @@ def _shadow_findings(facts: Facts) -> list[Finding]:
                     "remove the shadowed install (pip uninstall it in the environment or user site "
                     "that owns it, or `conda remove` a conda one) so one build is left"
                 ),
+            )
+        )
+    return out
+
+
+def _by_pip(torch: InstalledPackage) -> bool:
+    """Installed by pip or uv (pixi's PyPI installs are uv's), not by conda/mamba/pixi's solver."""
+    return bool(torch.installer and re.match(r"^(pip|uv)\b", torch.installer.lower()))
+
+
+def _conda_findings(facts: Facts, torch: Optional[InstalledPackage]) -> list[Finding]:
+    """A torch wheel from pip inside a conda/pixi environment that conda also put PyTorch or
+    CUDA libraries into (setup_env.probe.condaenv reads conda-meta/). PyTorch's own advice since
+    its conda channel ended (pytorch/pytorch#138506): one route per environment, pip's wheels or
+    conda-forge's ``pytorch`` with a ``cuda-version`` pin, never both."""
+    env = facts.conda_env
+    if env is None or torch is None or not _by_pip(torch):
+        return []
+    out: list[Finding] = []
+    where = f"{env.manager} environment {env.name or env.prefix or ''}".strip()
+    wheel = f"torch {torch.version} installed by {torch.installer}"
+
+    def said(pkgs: tuple[CondaPackage, ...]) -> tuple[str, ...]:
+        shown = [f"conda-meta: {p.name} {p.version} {p.build} ({p.channel or '?'})" for p in pkgs]
+        return tuple(shown[:6]) + ((f"... and {len(pkgs) - 6} more",) if len(pkgs) > 6 else ())
+
+    if env.torch_packages:
+        out.append(
+            Finding(
+                "pip-torch-over-conda-pytorch",
+                "error",
+                f"two PyTorch installs share the {where}: pip's torch wheel and conda's "
+                "pytorch write the same site-packages/torch folder",
+                evidence=(wheel, *said(env.torch_packages)),
+                fix=(
+                    "keep one: `pip uninstall torch`, then reinstall conda's pytorch (its files "
+                    "were overwritten), or remove conda's pytorch packages and keep the wheel"
+                ),
+            )
+        )
+    if env.cuda_packages and _cuda_of(torch):
+        pin = next((p.version for p in env.cuda_packages if p.name == "cuda-version"), None)
+        command = None
+        if pin is not None and re.match(r"^\d{2}\.\d{1,2}$", pin):
+            if env.manager == "pixi":
+                command = f'pixi remove --pypi torch && pixi add pytorch-gpu "cuda-version={pin}"'
+            else:
+                command = (
+                    "pip uninstall -y torch && conda install -c conda-forge "
+                    f'"pytorch=*=cuda*" "cuda-version={pin}"'
+                )
+        out.append(
+            Finding(
+                "pip-torch-conda-cuda",
+                "warning",
+                f"torch from pip (CUDA {_cuda_of(torch)}) shares the {where} with conda's CUDA "
+                "libraries: two copies of CUDA, and which one loads depends on the library "
+                "search path (cuDNN/cuBLAS/NCCL mismatches, undefined symbols)",
+                evidence=(wheel, *said(env.cuda_packages)),
+                fix=(
+                    "one route per environment: conda-forge's pytorch pinned to the environment's "
+                    "cuda-version in place of the wheel, or keep the wheel (it carries its own "
+                    "CUDA libraries) and remove the conda CUDA packages nothing else needs"
+                ),
+                command=command,
             )
         )
     return out

@@ -12,20 +12,27 @@ imports only the facts and the knowledge below it.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Literal, Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 from setup_env.facts import Facts, Severity
 from setup_env.knowledge.variant import Variant
 
-Installer = Literal["pip", "uv", "uv-project", "poetry", "requirements"]
+Installer = Literal["pip", "uv", "uv-project", "poetry", "requirements", "conda", "pixi"]
 
 
 Channel = Literal["stable", "nightly"]
 
 
-INSTALLERS: tuple[str, ...] = ("pip", "uv", "uv-project", "poetry", "requirements")
+INSTALLERS: tuple[str, ...] = (
+    "pip",
+    "uv",
+    "uv-project",
+    "poetry",
+    "requirements",
+    "conda",
+    "pixi",
+)
 
 
 CHANNELS: tuple[str, ...] = ("stable", "nightly")
@@ -71,7 +78,7 @@ class Plan(Record):
     requirements: tuple[str, ...] = ()  # ("torch==2.15.0", "torchvision==0.30.0")
     argv: tuple[str, ...] = ()  # the install command as argv, for `setup-env install`
     command: str = ""  # the same, quoted for a shell, for people
-    config: str | None = None  # uv-project / poetry: the pyproject snippet
+    config: str | None = None  # the file the command reads (pyproject, requirements, conda, pixi)
     reasons: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     fixes: tuple[Fix, ...] = ()

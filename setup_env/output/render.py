@@ -28,6 +28,7 @@ SCHEMA_VERSIONS = {
     "error": 1,
     "fleet": 1,
     "launcher": 1,
+    "capture": 1,
 }
 
 

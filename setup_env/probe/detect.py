@@ -64,6 +64,9 @@ ENV_NAMES = frozenset(
         "UV_EXTRA_INDEX_URL",
         "UV_TORCH_BACKEND",
         "CONDA_PREFIX",
+        "CONDA_DEFAULT_ENV",
+        "PIXI_ENVIRONMENT_NAME",
+        "PIXI_PROJECT_ROOT",
         "VIRTUAL_ENV",
         "PYTHONPATH",
     }
@@ -191,6 +194,8 @@ def detect(host: Host, *, cloud_metadata: bool | None = None) -> Facts:
         pkgs, n = _guard_pair("packages", lambda: packages.detect(host), notes, ([], []))
         notes.extend(n)
     environment = _guard("environment", lambda: relevant_environment(host.environ()), {}, notes)
+    conda_env, n = _guard_pair("conda", lambda: probe("condaenv").detect(host), notes)
+    notes.extend(n)
 
     def result(name: str, default: Any) -> Any:
         job = jobs.get(name)
@@ -273,6 +278,7 @@ def detect(host: Host, *, cloud_metadata: bool | None = None) -> Facts:
             environment=environment,
             notes=tuple(notes),
             jetson=jetson_info,
+            conda_env=conda_env,
             **kwargs,
         )
     )

@@ -1,6 +1,7 @@
 """A chosen build as the installer's command: pip, uv, a uv project, poetry, a requirements
-file. Built only from validated parts (versions parsed by packaging, variants from the data's
-closed set, URLs checked) as argv, then quoted with shlex for display.
+file, a conda ``environment.yml`` (its ``pip:`` section) or a pixi manifest (its
+``[pypi-dependencies]``). Built only from validated parts (versions parsed by packaging,
+variants from the data's closed set, URLs checked) as argv, then quoted with shlex for display.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def _finish(
             )
         requirements.append(f"{name}{comp.spec}")
     _say_inferred(ctx, rel, variant, via_pypi)
-    argv, command, config = _commands(ctx, requirements, url, pre=False)
+    cuda_of = build.cuda if build is not None and variant.is_cuda else None
+    argv, command, config = _commands(ctx, requirements, url, pre=False, cuda=cuda_of)
     min_driver = None
     cuda = None
     if build is not None:
@@ -161,8 +163,13 @@ def _companion_wheel(ctx: _Ctx, name: str, version: Optional[Version]) -> bool:
 
 
 def _commands(
-    ctx: _Ctx, requirements: Sequence[str], url: Optional[str], pre: bool
+    ctx: _Ctx,
+    requirements: Sequence[str],
+    url: Optional[str],
+    pre: bool,
+    cuda: Optional[str] = None,
 ) -> tuple[tuple[str, ...], str, Optional[str]]:
+    """``cuda``: the CUDA version of a CUDA build ("12.9"), for conda-forge's route."""
     inst = ctx.options.installer
     reqs = list(requirements)
     idx = ["--index-url", url] if url else []
@@ -179,6 +186,12 @@ def _commands(
     elif inst == "uv-project":
         config = _uv_project(reqs, url, ctx)
         argv = ["uv", "sync"] if url else ["uv", "add", *reqs]
+    elif inst == "conda":
+        config = _conda(reqs, url, pre, ctx) + _conda_forge_route(ctx, cuda, "conda")
+        argv = ["conda", "env", "create", "--file", "environment.yml"]
+    elif inst == "pixi":
+        config = _pixi(reqs, url, pre, ctx) + _conda_forge_route(ctx, cuda, "pixi")
+        argv = ["pixi", "install"]
     else:
         config = _poetry(reqs, url, ctx)
         argv = ["poetry", "install"] if url else ["poetry", "add", *reqs]
@@ -229,3 +242,109 @@ def _poetry(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
         out += ["", "[[tool.poetry.source]]", f"name = {_toml(name)}", f"url = {_toml(url)}"]
         out.append('priority = "explicit"')
     return "\n".join(out) + "\n"
+
+
+# conda and pixi: PyTorch published its last conda packages with 2.5 (the pytorch channel is
+# frozen since 2.6), so the wheel route inside a conda-forge environment is the one that carries
+# every release the matrix knows, with the same index and pins as the pip command.
+# https://github.com/pytorch/pytorch/issues/138506 (the deprecation of the pytorch channel)
+_PIXI_PLATFORMS = {
+    "linux_x86_64": "linux-64",
+    "linux_aarch64": "linux-aarch64",
+    "windows_x86_64": "win-64",
+    "macos_arm64": "osx-arm64",
+    "macos_x86_64": "osx-64",
+}
+
+
+def _python_spec(ctx: _Ctx) -> tuple[str, Optional[str]]:
+    """(conda package, "X.Y") of the target's Python; conda-forge's free-threaded CPython is the
+    ``python-freethreading`` metapackage."""
+    py = ctx.t.python
+    name = "python-freethreading" if ctx.t.free_threaded else "python"
+    return name, (f"{py.major}.{py.minor}" if py is not None else None)
+
+
+def _req_parts(req: str) -> tuple[str, str]:
+    """("torchvision", "==0.29.*") of a requirement as the planner writes them."""
+    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(.*)$", req)
+    return (m.group(1), m.group(2).strip()) if m else (req, "")
+
+
+def _conda(reqs: list[str], url: Optional[str], pre: bool, ctx: _Ctx) -> str:
+    """An environment.yml: Python and pip from conda-forge, torch by pip. conda writes the
+    ``pip:`` list to a requirements file and runs ``pip install -r`` on it, so option lines
+    (``--index-url``, ``--pre``) mean what they mean in requirements.txt."""
+    name, ver = _python_spec(ctx)
+    out = ["name: torch", "channels:", "  - conda-forge", "dependencies:"]
+    out.append(f"  - {name}={ver}" if ver else f"  - {name}")
+    out += ["  - pip", "  - pip:"]
+    if url:
+        out.append(f"      - --index-url {url}")
+    if pre:
+        out.append("      - --pre")
+    out += [f"      - {r}" for r in reqs]
+    return "\n".join(out) + "\n"
+
+
+def _pixi(reqs: list[str], url: Optional[str], pre: bool, ctx: _Ctx) -> str:
+    """A pixi.toml: Python from conda-forge, torch in ``[pypi-dependencies]`` with the index
+    named per package (pixi resolves through uv: only these packages come from that index, their
+    dependencies from PyPI). https://pixi.sh/latest/python/pytorch/"""
+    name, ver = _python_spec(ctx)
+    plat = _PIXI_PLATFORMS.get(ctx.t.platform or "")
+    out = ["[workspace]", 'name = "torch"', 'channels = ["conda-forge"]']
+    if plat:
+        out.append(f"platforms = [{_toml(plat)}]")
+    out += ["", "[dependencies]", f"{name} = {_toml(f'{ver}.*' if ver else '*')}"]
+    out += ["", "[pypi-dependencies]"]
+    for r in reqs:
+        pkg, spec = _req_parts(r)
+        spec = spec or "*"
+        if url:
+            out.append(f"{pkg} = {{ version = {_toml(spec)}, index = {_toml(url)} }}")
+        else:
+            out.append(f"{pkg} = {_toml(spec)}")
+    if pre:
+        out += ["", "[pypi-options]", 'prerelease-mode = "allow"']
+    return "\n".join(out) + "\n"
+
+
+# conda-forge's CUDA builds of PyTorch, on the platforms pixi's PyTorch guide shows them for
+# (linux-64, win-64: https://pixi.sh/latest/python/pytorch/; others are left out until a source
+# shows them). Their CUDA comes from conda-forge's CUDA packages, chosen by the ``cuda-version``
+# pin, and their build strings start with ``cuda`` (``cuda129_mkl_py312_...``), which
+# ``pytorch=*=cuda*`` selects.
+_CONDA_FORGE_CUDA = ("linux_x86_64", "windows_x86_64")
+
+
+def _conda_forge_route(ctx: _Ctx, cuda: Optional[str], form: str) -> str:
+    """The other supported route for a CUDA plan, as comment lines the file keeps inert:
+    conda-forge's own ``pytorch`` build on the same CUDA, in place of the wheel. Its version is
+    left to the solver: conda-forge's releases follow PyTorch's at their own pace, and which
+    exist is not in this data."""
+    if not cuda or not re.match(r"^\d{2}\.\d{1,2}$", cuda):
+        return ""
+    if (ctx.t.platform or "") not in _CONDA_FORGE_CUDA:
+        return ""
+    head = [
+        "",
+        "# The other route: conda-forge's own PyTorch build in place of the wheel (where",
+        f"# conda-forge has one for CUDA {cuda}; its CUDA libraries then come from conda-forge):",
+    ]
+    if form == "conda":
+        body = [
+            "# in dependencies, in place of the pip: list",
+            "#   - pytorch=*=cuda*",
+            f"#   - cuda-version={cuda}",
+        ]
+    else:
+        body = [
+            "# drop [pypi-dependencies] and add to [dependencies]",
+            '#   pytorch = { version = "*", build = "cuda*" }',
+            f'#   cuda-version = "{cuda}.*"',
+            "# with the machine's CUDA declared",
+            "#   [system-requirements]",
+            f'#   cuda = "{cuda.split(".")[0]}"',
+        ]
+    return "\n".join(head + body) + "\n"
