@@ -17,10 +17,10 @@ cap and a deadline; every file setup-env writes goes out through here too
 * :func:`run` starts a command in its own process group (session), reads its output as it
   comes with a cap, and kills the whole group on timeout, on too much output and when it ends
   (a wrapper's ``sleep`` or a forked helper does not outlive it, nor keep our pipes open).
-* :class:`Deadline` plus :func:`net.http_request` (``setup_env.bounded.net``): one wall-clock
-  deadline for a whole HTTP exchange, connect, headers and body; every socket read is given only
-  what is left of it, so a server dripping one byte at a time meets the same deadline as one that
-  never answers.
+* :class:`Deadline` plus :func:`net.http_request` (``setup_env.bounded.net``, on ``requests``):
+  one wall-clock deadline for a whole HTTP exchange, connect, headers and body; the body is
+  streamed against it and a timer shuts the exchange's sockets down when it passes, so a server
+  dripping one byte at a time meets the same deadline as one that never answers.
 * :func:`parse_json` decodes (UTF-8, or UTF-16/UTF-8 with a BOM) and parses a document from
   outside with a cap on size, nesting depth, node count and integer length; every failure is
   an :class:`InputError` with a one-line message.

@@ -1,15 +1,22 @@
-"""HTTP through the one door: one deadline for the whole exchange (connect, headers, body; every
-socket read gets only what is left of it), a capped body, proxies from the environment, TLS from
-the system (or certifi where present). ``http_request`` is setup-env's one HTTP client.
+"""HTTP through the one door: ``requests`` with one deadline for the whole exchange (connect,
+headers, body), a capped body, proxies and CA bundle from the environment as requests takes them
+(``HTTPS_PROXY``, ``NO_PROXY``, ``REQUESTS_CA_BUNDLE``), never a proxy for the link-local cloud
+metadata service. ``http_request`` is setup-env's one HTTP client.
 
-Apart from ``setup_env.bounded`` so that what never speaks HTTP (detect, plan) never loads it.
+requests' own ``timeout`` is per socket read: a server that drips one byte every 50 ms never trips
+it. So the deadline is kept three ways: every socket is made with what is left of it as its
+timeout (a silent server is cut by the socket), the body is streamed and the deadline checked
+between chunks, and a timer shuts every socket of the exchange down at the deadline (a server
+dripping headers, or a body one byte at a time, is cut by the timer).
+
+Apart from ``setup_env.bounded`` so that what never speaks HTTP (detect, plan) never loads it;
+``requests`` itself is imported only when a request is made.
 """
 
 from __future__ import annotations
 
-import functools
-import io
-import os
+import contextlib
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -19,58 +26,16 @@ from setup_env.bounded import Deadline, one_line
 if TYPE_CHECKING:
     import socket
 
+    import requests
 
-class _DeadlineSocket:
-    """A connected socket whose every read and write gets only what is left of the deadline."""
+CHUNK = 65536
 
-    def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
-        self._sock = sock
-        self._deadline = deadline
-        self._io_refs = 0  # as socket.socket: close for real once the last reader is closed
-        self._closed = False
-
-    def _arm(self) -> None:
-        self._sock.settimeout(self._deadline.require())
-
-    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
-        self._arm()
-        return self._sock.recv_into(buffer, nbytes, flags)
-
-    def recv(self, size: int, flags: int = 0) -> bytes:
-        self._arm()
-        return self._sock.recv(size, flags)
-
-    def sendall(self, data: Any, flags: int = 0) -> None:
-        self._arm()
-        self._sock.sendall(data, flags)
-
-    def makefile(self, mode: str = "rb", buffering: int = -1, **_: Any) -> io.BufferedReader:
-        if mode not in ("r", "rb"):
-            raise ValueError(f"unsupported makefile mode {mode!r}")
-        import socket
-
-        raw = socket.SocketIO(self, "rb")  # type: ignore[arg-type]
-        self._io_refs += 1
-        return io.BufferedReader(raw, buffering if buffering > 0 else io.DEFAULT_BUFFER_SIZE)
-
-    def _decref_socketios(self) -> None:
-        self._io_refs -= 1
-        if self._closed and self._io_refs <= 0:
-            self._sock.close()
-
-    def settimeout(self, _value: float | None) -> None:
-        pass  # the deadline decides
-
-    def fileno(self) -> int:
-        return self._sock.fileno()
-
-    def close(self) -> None:
-        self._closed = True
-        if self._io_refs <= 0:
-            self._sock.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
+# The cloud metadata services live on link-local addresses that no proxy can reach: asked through
+# a corporate proxy they either fail or, worse, answer for the proxy's own machine. Whatever the
+# caller says, these hosts are asked directly (requests' trust_env off: no proxy, no netrc).
+METADATA_HOSTS = frozenset(
+    {"169.254.169.254", "fd00:ec2::254", "metadata.google.internal", "metadata"}
+)
 
 
 @record
@@ -92,33 +57,111 @@ class HttpError(Exception):
         self.detail = detail
 
 
-@functools.lru_cache(maxsize=1)  # the CA bundle is read once, not per request
-def _ssl_context() -> Any:
-    import ssl
+class _Cutter:
+    """Every connection the exchange opens, shut down together when the deadline passes.
 
-    cafile = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
-    if not cafile and not os.environ.get("SSL_CERT_FILE"):
-        try:
-            import certifi  # what requests and pip use when it is there
+    It keeps a duplicate of each TCP socket's descriptor as the socket is made: TLS wraps the
+    socket into a new object (the first one is detached), and a proxy's tunnel runs over it, but
+    the connection under them is the same, and ``shutdown`` on any descriptor of it ends it for
+    all: a read blocked in another thread, in TLS or not, wakes at once. The duplicates are
+    closed when the exchange ends (before any shutdown could reach a reused descriptor)."""
 
-            cafile = certifi.where()
-        except ImportError:
-            cafile = None
-    return ssl.create_default_context(cafile=cafile or None)
+    def __init__(self, deadline: Deadline) -> None:
+        self._deadline = deadline
+        self._lock = threading.Lock()
+        self._dups: list[socket.socket] = []
+        self.fired = False
+        self.connected = False
+        self._timer = threading.Timer(max(deadline.left(), 0.0), self.fire)
+        self._timer.daemon = True
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def add(self, sock: socket.socket) -> None:
+        sock.settimeout(max(self._deadline.left(), 0.001))
+        dup = sock.dup()
+        with self._lock:
+            self.connected = True
+            self._dups.append(dup)
+            if self.fired:
+                _shut(dup)
+
+    def fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            for dup in self._dups:
+                _shut(dup)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+        with self._lock:
+            for dup in self._dups:
+                dup.close()
+            self._dups.clear()
 
 
-def _proxy_for(scheme: str, host: str, use_proxy: bool) -> Optional[Any]:
-    if not use_proxy:
-        return None
-    import urllib.parse
-    import urllib.request
+def _shut(sock: socket.socket) -> None:
+    import socket
 
-    proxies = urllib.request.getproxies()
-    url = proxies.get(scheme)
-    if not url or urllib.request.proxy_bypass(host):
-        return None
-    parts = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
-    return parts if parts.hostname else None
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def load() -> None:
+    """Import requests now. Its import takes tens of milliseconds (hundreds on a busy machine);
+    a caller with a short budget (cloud metadata: under a second) calls this before its budget
+    starts, so the budget is spent on the network, not on the import."""
+    import requests.adapters  # noqa: F401
+    import urllib3.connectionpool  # noqa: F401
+
+
+def _session(cutter: _Cutter, trust_env: bool) -> requests.Session:
+    """A requests session whose connections hand their sockets to ``cutter`` as they are made.
+
+    One session per exchange: nothing is pooled, so the cutter owns every socket involved (a
+    proxy's too: the CONNECT tunnel runs over the first socket)."""
+    import requests
+    import requests.adapters
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    class Conn(HTTPConnection):
+        def _new_conn(self) -> Any:
+            sock = super()._new_conn()
+            cutter.add(sock)
+            return sock
+
+    class TlsConn(HTTPSConnection):
+        def _new_conn(self) -> Any:
+            sock = super()._new_conn()
+            cutter.add(sock)
+            return sock
+
+    class Pool(HTTPConnectionPool):
+        ConnectionCls = Conn
+
+    class TlsPool(HTTPSConnectionPool):
+        ConnectionCls = TlsConn
+
+    pools = {"http": Pool, "https": TlsPool}
+
+    class Adapter(requests.adapters.HTTPAdapter):
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = pools
+
+        def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+            manager = super().proxy_manager_for(proxy, **kwargs)
+            manager.pool_classes_by_scheme = pools
+            return manager
+
+    session = requests.Session()
+    session.trust_env = trust_env
+    adapter = Adapter(max_retries=0)  # no retries: the deadline is for the whole operation
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
 
 
 def http_request(
@@ -130,109 +173,149 @@ def http_request(
     max_bytes: int,
     use_proxy: bool = True,
 ) -> HttpAnswer:
-    """One HTTP exchange (no redirects followed) within ``deadline``: HttpError otherwise."""
-    import base64
-    import http.client
-    import socket
+    """One HTTP exchange (no redirects followed) within ``deadline``: HttpError otherwise.
+
+    ``use_proxy=False`` (and any cloud metadata host): no proxy and nothing else from the
+    environment. TimeoutError when the deadline has passed before anything is asked."""
     import urllib.parse
 
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise HttpError("broken", f"not an http(s) URL: {one_line(url, 80)}")
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        parts.port  # noqa: B018 - a bad port raises here, with a clear message
     except ValueError:
         raise HttpError("broken", f"bad port in {one_line(url, 80)}") from None
-    host = parts.hostname
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
-    send_headers = dict(headers or {})
-    proxy = _proxy_for(parts.scheme, host, use_proxy)
+    trust_env = use_proxy and parts.hostname.lower() not in METADATA_HOSTS
     left = deadline.require()
-    conn: http.client.HTTPConnection
-    resp: http.client.HTTPResponse | None = None
-    if proxy is not None:
-        if proxy.username:
-            user = urllib.parse.unquote(proxy.username)
-            cred = f"{user}:{urllib.parse.unquote(proxy.password or '')}"
-            auth = "Basic " + base64.b64encode(cred.encode()).decode()
-        else:
-            auth = ""
-        pport = proxy.port or 80
-        if parts.scheme == "https":
-            conn = http.client.HTTPSConnection(
-                proxy.hostname, pport, timeout=left, context=_ssl_context()
-            )
-            conn.set_tunnel(host, port, {"Proxy-Authorization": auth} if auth else None)
-        else:
-            conn = http.client.HTTPConnection(proxy.hostname, pport, timeout=left)
-            path = url
-            if auth:
-                send_headers["Proxy-Authorization"] = auth
-    elif parts.scheme == "https":
-        conn = http.client.HTTPSConnection(host, port, timeout=left, context=_ssl_context())
-    else:
-        conn = http.client.HTTPConnection(host, port, timeout=left)
+
+    import requests
+
+    # identity: the cap counts the bytes that are held, and a declared length means them
+    send_headers = {"Accept-Encoding": "identity", **(headers or {})}
+    cutter = _Cutter(deadline)
+    session = _session(cutter, trust_env)
+    resp: Optional[requests.Response] = None
+    size = 0
     try:
+        cutter.start()
         try:
-            conn.connect()
-        except (TimeoutError, socket.timeout):
-            raise HttpError("timeout", f"no connection within {deadline.seconds:g} s") from None
-        except OSError as exc:
-            raise HttpError("unreachable", _os_reason(exc)) from None
-        if conn.sock is None:  # pragma: no cover - connect() always sets it
-            raise HttpError("unreachable", "no connection")
-        conn.sock = _DeadlineSocket(conn.sock, deadline)
-        conn.request(method, path, headers=send_headers)
-        resp = conn.getresponse()
-        declared = resp.getheader("Content-Length")
-        if declared and declared.strip().isdigit() and int(declared) > max_bytes:
-            raise HttpError("too-large", f"answer of {int(declared)} bytes exceeds {max_bytes}")
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            chunk = resp.read1(65536)
-            if not chunk:
-                if resp.length:  # http.client does not say when a Content-Length falls short
-                    raise http.client.IncompleteRead(b"".join(chunks), resp.length)
-                break
-            size += len(chunk)
-            if size > max_bytes:
-                raise HttpError("too-large", f"answer exceeds {max_bytes} bytes")
-            chunks.append(chunk)
+            resp = session.request(
+                method,
+                url,
+                headers=send_headers,
+                timeout=(left, left),
+                allow_redirects=False,
+                stream=True,
+            )
+            declared = resp.headers.get("Content-Length", "").strip()
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise HttpError("too-large", f"answer of {int(declared)} bytes exceeds {max_bytes}")
+            chunks: list[bytes] = []
+            for chunk in resp.iter_content(CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise HttpError("too-large", f"answer exceeds {max_bytes} bytes")
+                chunks.append(chunk)
+                if deadline.left() <= 0:
+                    raise HttpError("timeout", f"answer not complete within {deadline.seconds:g} s")
+            if cutter.fired:  # cut at the deadline: what came may look whole but is not
+                raise HttpError("timeout", f"answer not complete within {deadline.seconds:g} s")
+            if declared.isdigit() and size < int(declared):
+                raise HttpError(
+                    "broken", f"answer broke off after {size} bytes (connection closed)"
+                )
+        except requests.RequestException as exc:
+            raise _error(exc, cutter, deadline, resp, size) from None
         return HttpAnswer(
-            resp.status,
+            resp.status_code,
             resp.reason or "",
-            {k.lower(): v for k, v in resp.getheaders()},
+            {k.lower(): v for k, v in resp.headers.items()},
             b"".join(chunks),
         )
-    except (TimeoutError, socket.timeout):
-        raise HttpError("timeout", f"answer not complete within {deadline.seconds:g} s") from None
-    except http.client.IncompleteRead as exc:
-        raise HttpError(
-            "broken", f"answer broke off after {len(exc.partial)} bytes (connection closed)"
-        ) from None
-    except http.client.HTTPException as exc:
-        raise HttpError("broken", f"not an HTTP answer ({type(exc).__name__})") from None
-    except OSError as exc:
-        raise HttpError("broken", f"answer broke off ({_os_reason(exc)})") from None
     finally:
+        cutter.stop()
         if resp is not None:
             resp.close()
-        conn.close()
+        session.close()
 
 
-def _os_reason(exc: OSError) -> str:
+def _error(exc: Exception, cutter: _Cutter, deadline: Deadline, resp: Any, size: int) -> HttpError:
+    """requests' exception -> HttpError, by what happened (the deadline first: a socket the
+    timer shut down breaks with whatever error the read in flight happened to get)."""
+    import requests
+
+    timed_out = isinstance(exc, requests.Timeout) or cutter.fired or deadline.left() <= 0
+    if timed_out:
+        if not cutter.connected or isinstance(exc, requests.ConnectTimeout):
+            return HttpError("timeout", f"no connection within {deadline.seconds:g} s")
+        return HttpError("timeout", f"answer not complete within {deadline.seconds:g} s")
+    cause = _root(exc)
+    if resp is not None:  # the headers came: the body broke off
+        got = max(size, _partial(exc))
+        return HttpError("broken", f"answer broke off after {got} bytes (connection closed)")
+    if isinstance(exc, requests.exceptions.ProxyError):
+        return HttpError("unreachable", f"proxy: {_reason(cause)}")
+    if isinstance(exc, requests.exceptions.SSLError) or not cutter.connected:
+        return HttpError("unreachable", _reason(cause))
+    if type(cause).__module__ == "http.client":  # BadStatusLine, LineTooLong, ...
+        return HttpError("broken", f"not an HTTP answer ({type(cause).__name__})")
+    return HttpError("broken", f"answer broke off ({_reason(cause)})")
+
+
+def _root(exc: BaseException) -> BaseException:
+    """The first error under requests' and urllib3's wrappers (their ``reason``, the first
+    exception argument, the chained cause): the OSError or http.client error that happened."""
+    seen: set[int] = set()
+    current: BaseException = exc
+    while id(current) not in seen:
+        seen.add(id(current))
+        if not type(current).__module__.startswith(("requests", "urllib3")):
+            break  # not a wrapper: what happened
+        inner: Any = getattr(current, "reason", None)
+        if not isinstance(inner, BaseException):
+            inner = next((a for a in current.args if isinstance(a, BaseException)), None)
+        if inner is None:
+            inner = current.__cause__ or current.__context__
+        if not isinstance(inner, BaseException):
+            break
+        current = inner
+    return current
+
+
+def _partial(exc: BaseException) -> int:
+    """The body bytes read before the connection closed, as urllib3's IncompleteRead counts
+    them (the chunk they were in never reached the caller); 0 when unknown."""
+    current: Any = exc
+    for _ in range(8):
+        partial = getattr(current, "partial", None)
+        if isinstance(partial, int):
+            return partial
+        inner = next(
+            (a for a in getattr(current, "args", ()) if isinstance(a, BaseException)), None
+        )
+        current = (
+            inner or getattr(current, "__cause__", None) or getattr(current, "__context__", None)
+        )
+        if current is None:
+            break
+    return 0
+
+
+def _reason(exc: BaseException) -> str:
     import socket
     import ssl
 
     if isinstance(exc, ssl.SSLCertVerificationError):
         return "TLS certificate not trusted"
+    if isinstance(exc, ssl.SSLError) and exc.reason:  # WRONG_VERSION_NUMBER: not TLS there
+        return f"TLS failed ({exc.reason.lower().replace('_', ' ')})"
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused"
     if isinstance(exc, ConnectionResetError):
         return "connection reset"
     if isinstance(exc, socket.gaierror):
         return "DNS lookup failed"
-    return one_line(exc.strerror or str(exc) or type(exc).__name__, 160)
+    if isinstance(exc, OSError) and exc.strerror:
+        return one_line(exc.strerror, 160)
+    return one_line(str(exc) or type(exc).__name__, 160)

@@ -28,8 +28,8 @@ fails is *rejected* (counted, with the reason), never kept, so nothing an index 
 printed install command. A whole answer is refused (``IndexFetchError`` kind ``wrong-kind``) when
 it is not what was asked: HTML where PEP 691 JSON was asked, a page whose ``name`` (JSON) or
 ``Links for ...`` heading (HTML) names another project, an HTML page cut short (it opens
-``<html>`` and never closes it). The HTTP client is ``setup_env.net.http_request``
-(``http.client``, one deadline for the whole exchange); :func:`fetch_snapshot` holds every page
+``<html>`` and never closes it). The HTTP client is ``setup_env.bounded.net.http_request``
+(``requests``, one deadline for the whole exchange); :func:`fetch_snapshot` holds every page
 to one deadline for the whole snapshot.
 
 Nothing here prints: progress goes through a callback the CLI layer passes in.
@@ -409,9 +409,11 @@ class Fetcher:
     IndexFetchError.
 
     The deadline (``timeout``) covers the whole exchange, redirects included: connecting, the
-    headers and the body. Every socket read gets only what is left of it, so a server that
-    drips its headers one byte at a time is cut off at the deadline like one that is silent.
-    Proxies come from the environment (``https_proxy``, ``no_proxy``), as pip takes them."""
+    headers and the body (``bounded.net`` shuts the connection down when it passes), so a server
+    that drips its headers one byte at a time is cut off at the deadline like one that is silent.
+    Proxies and the CA bundle come from the environment (``https_proxy``, ``no_proxy``,
+    ``REQUESTS_CA_BUNDLE``), as requests and pip take them. Redirects are followed here, at most
+    MAX_REDIRECTS, never from https to plain http, each hop's body capped."""
 
     def __init__(
         self,
@@ -585,9 +587,12 @@ def fetch_snapshot(
     other form (:func:`read_answer`, :func:`check_pypi`).
     """
     from setup_env import bounded
+    from setup_env.bounded import net
 
     say = progress or (lambda _m: None)
     snap = Snapshot()
+    if deadline is None:
+        net.load()  # the HTTP client's import is not the indexes' time
     until: bounded.Deadline = deadline if deadline is not None else bounded.Deadline(timeout)
     own = fetcher is None
     client = fetcher or Fetcher(timeout=min(DEFAULT_TIMEOUT, until.seconds), max_bytes=max_bytes)

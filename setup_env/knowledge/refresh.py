@@ -515,8 +515,10 @@ def refresh(
     not be written): nothing written; 1 the merged data did not validate. ``check``: 0 no drift,
     1 drift, 3 some page failed or was incomplete and no drift was seen in the rest."""
     from setup_env import bounded
+    from setup_env.bounded import net
     from setup_env.knowledge import index, matrix
 
+    net.load()  # the HTTP client's import (hundreds of ms on a busy machine) is not the indexes'
     deadline = bounded.Deadline(timeout or index.SNAPSHOT_TIMEOUT)
     say = progress or (lambda _m: None)
     base = current_copy()

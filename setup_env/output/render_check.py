@@ -223,8 +223,13 @@ def _x(value: object) -> str:
 
 def junit(report: CheckReport, hostname: str = "") -> str:
     """Every stage (detect, plan, doctor, verify, verdict), every finding, every expectation and
-    every verify check a ``<testcase>``; errors and failed checks are ``<failure>``s, skipped
-    checks ``<skipped>``, warnings pass with the warning in ``<system-out>``."""
+    every verify check a ``<testcase>``; error findings and failed checks are ``<failure>``s,
+    skipped checks ``<skipped>``, warnings pass with the warning in ``<system-out>``.
+
+    One problem is one failed testcase: the stages that sum up others (doctor: its findings;
+    verify: its checks; the verdict: everything) report their summary in ``<system-out>`` and
+    fail only for what no other testcase shows (verify could not run; a verdict short of ready
+    with nothing else failed)."""
     import xml.etree.ElementTree as ET
 
     cases: list[Any] = []
@@ -268,9 +273,8 @@ def junit(report: CheckReport, hostname: str = "") -> str:
     case(
         "setup-env.check.stage",
         "doctor",
-        failure=(f"{len(errors)} error(s): " + "; ".join(f.title for f in errors))
-        if errors
-        else None,
+        out=f"{len(report.findings)} finding(s), {len(errors)} error(s)"
+        + "".join(f"\n{f.severity}: {f.code}" for f in report.findings),
     )
     for f in report.findings:
         detail = "\n".join([f.title, *f.evidence, *([f"fix: {f.fix}"] if f.fix else [])])
@@ -291,8 +295,13 @@ def junit(report: CheckReport, hostname: str = "") -> str:
     if verify is None:
         case("setup-env.check.stage", "verify", skipped=report.verify_skipped or "not run")
     else:
-        bad = verify.error or (None if verify.ok else f"{len(verify.failed)} check(s) failed")
-        case("setup-env.check.stage", "verify", failure=bad, seconds=verify.duration_s)
+        case(
+            "setup-env.check.stage",
+            "verify",
+            failure=verify.error or None,  # the checks' own failures are their testcases
+            out=f"{len(verify.checks)} check(s), {len(verify.failed)} failed",
+            seconds=verify.duration_s,
+        )
         for c in verify.checks:
             fail = None
             if c.status == "fail":
@@ -306,13 +315,10 @@ def junit(report: CheckReport, hostname: str = "") -> str:
                 seconds=c.duration_s,
             )
     v = report.verdict
-    case(
-        "setup-env.check.stage",
-        "verdict",
-        failure=None if v.state == "ready" else v.line,
-        out=v.line,
-    )
     failures = sum(1 for c in cases if c.find("failure") is not None)
+    alone = v.state != "ready" and failures == 0  # not ready, and no testcase said why
+    case("setup-env.check.stage", "verdict", failure=v.line if alone else None, out=v.line)
+    failures += alone
     skipped = sum(1 for c in cases if c.find("skipped") is not None)
     attrs = {
         "name": "setup-env check",

@@ -17,7 +17,7 @@ Detection order (offline first, as cloud-init's ``tools/ds-identify`` does [S1])
    product name or serial, AWS (``Amazon EC2`` vendor: the product name IS the instance type on
    Nitro; else an ``ec2`` hypervisor/product UUID), then the other clouds cloud-init knows.
 4. Only then, one metadata service, with a TOTAL budget under a second, proxies bypassed
-   (plain ``http.client`` to the link-local address, never ``HTTP_PROXY``), every answer treated
+   (``bounded.net`` straight to the link-local address, never ``HTTP_PROXY``), every answer treated
    as untrusted input (size cap, charset, instance-type and region patterns). A machine with no
    DMI hint sends nothing and waits for nothing. A ReplayHost never talks to the network unless
    a test passes explicit ``endpoints``.
@@ -526,6 +526,7 @@ def query_metadata(
     budget_s: float = DEFAULT_BUDGET,
 ) -> tuple[str | None, MetadataAnswer | None, list[Note]]:
     """Ask each provider's service in turn, all within one budget. First answer wins."""
+    net.load()  # the HTTP client's import is not the services' time
     budget = _Budget(budget_s)
     notes: list[Note] = []
     unreachable: set[str] = set()
