@@ -3,6 +3,8 @@ arch judgements against facts, and speed beside a catalogue peak. No torch, no p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from setup_env.decide.smoke import (
@@ -14,7 +16,8 @@ from setup_env.decide.smoke import (
     last_line,
 )
 from setup_env.decide.smoke_model import CheckResult
-from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo
+from setup_env.facts import CpuInfo, Facts, Gpu, InstalledPackage, NvidiaInfo
+from setup_env.probe.cpu import parse_cpuinfo, summarize_flags
 
 # Real error text, each from the public report named beside it (copied as posted).
 REAL_ERRORS = [
@@ -286,3 +289,40 @@ def test_speed_against_the_real_gpu_catalogue() -> None:
     )
     res = judge_speed(throttled, peaks)
     assert res.status == "warn" and "150" in res.message and res.evidence["ratio"] < 0.25
+
+
+def _cpu_from(name: str) -> CpuInfo:
+    text = (Path(__file__).parent / "fixtures" / "sigill" / name).read_text()
+    level, flags = summarize_flags(parse_cpuinfo(text).flags)
+    return CpuInfo(architecture="x86_64", isa_level=level, flags=flags)
+
+
+def test_illegal_instruction_on_a_cpu_without_the_wheels_baseline_blames_the_cpu() -> None:
+    # A QEMU virtual CPU with neither SSE4.2 nor AVX (pytorch#22338).
+    diag = classify_error("", returncode=-4, cpu=_cpu_from("qemu-virtual-cpu.cpuinfo"))
+    assert diag is not None and diag.code == "cpu-lacks-isa", diag
+    assert "the CPU lacks SSE4.2, AVX" in diag.cause
+    assert "-cpu host" in diag.fix
+
+
+def test_illegal_instruction_on_a_cpu_with_avx2_blames_the_build_not_the_cpu() -> None:
+    # An i3-7100U has SSE4.2, AVX, AVX2 and FMA (pytorch#2714): the build is wrong for it.
+    diag = classify_error("Illegal instruction (core dumped)", cpu=_cpu_from("i3-7100u.cpuinfo"))
+    assert diag is not None and diag.code == "illegal-instruction-build", diag
+    assert "although the CPU has SSE4.2/AVX/AVX2/FMA" in diag.cause
+    assert "lacks" not in diag.cause and "--force-reinstall" in diag.fix
+
+
+def test_illegal_instruction_with_one_baseline_flag_missing_names_it() -> None:
+    cpu = _cpu_from("i3-7100u.cpuinfo")
+    no_avx = CpuInfo(isa_level=cpu.isa_level, flags=tuple(f for f in cpu.flags if f != "avx"))
+    diag = classify_error("", returncode=-4, cpu=no_avx)
+    assert diag is not None and diag.code == "cpu-lacks-isa"
+    assert "lacks AVX," in diag.cause
+
+
+def test_illegal_instruction_without_x86_flags_claims_nothing_about_the_cpu() -> None:
+    for cpu in (None, CpuInfo(architecture="aarch64", isa_level="armv8.2-a", flags=("asimd",))):
+        diag = classify_error("", returncode=-4, cpu=cpu)
+        assert diag is not None and diag.code == "illegal-instruction"
+        assert "not checked" in diag.cause

@@ -217,3 +217,32 @@ def test_clean_install_passes_with_the_same_harness(tmp_path: Path) -> None:
     rc, checks = _verify(tmp_path, "", ())
     failed = {n: c["message"] for n, c in checks.items() if c["status"] == "fail"}
     assert rc == 0 and not failed, failed
+
+
+def test_illegal_instruction_in_a_check_is_judged_against_this_cpus_flags(tmp_path: Path) -> None:
+    # torch's kernel dies of SIGILL mid-check: the cause depends on what this CPU has.
+    patch = """
+    import functools, os, signal
+    real = torch.matmul
+
+    @functools.wraps(real)
+    def matmul(a, b, **kw):
+        os.kill(os.getpid(), signal.SIGILL)
+
+    torch.matmul = matmul
+    torch.Tensor.__matmul__ = matmul
+"""
+    rc, checks = _verify(tmp_path, patch, ())
+    assert rc == 1 and checks["matmul"]["status"] == "fail", checks["matmul"]
+    msg = checks["matmul"]["message"]
+    assert "killed by SIGILL" in msg, msg
+    flags = set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags = set(line.partition(":")[2].split())
+            break
+    if {"sse4_2", "avx"} <= flags:
+        assert "illegal instruction inside torch although the CPU has SSE4.2/AVX" in msg, msg
+        assert "lacks" not in msg
+    else:
+        assert "the CPU lacks" in msg, msg

@@ -21,7 +21,7 @@ from setup_env.knowledge.cuda import coverage, driver_fit, parse_cc, sm
 from setup_env.knowledge.variant import Variant
 
 if TYPE_CHECKING:
-    from setup_env.facts import Facts
+    from setup_env.facts import CpuInfo, Facts
     from setup_env.knowledge.matrix import Matrix
 
 PLAN_FIX = "run `setup-env plan` for the install command that fits this machine"
@@ -53,6 +53,24 @@ _LIB_PACKAGES: tuple[tuple[str, str], ...] = (
     ("libnvshmem", "nvidia-nvshmem"),
 )
 
+# What torch's x86_64 wheels execute without asking the CPU first. ATen picks its AVX2/AVX-512
+# kernels at run time from CPUID (ATEN_CPU_CAPABILITY: default, avx2, avx512), so those are not
+# required; the rest of the code is compiled for a baseline that has needed SSE4.1/SSE4.2
+# (pytorch/pytorch#116623: 2.1 SIGILL at import on a CPU without SSE4.1; oneDNN needs SSE4.1,
+# NixOS/nixpkgs#94220) and has carried AVX in the default path (pytorch/pytorch#43300, #37577:
+# SIGILL from libtorch_cpu.so at import on CPUs without AVX). /proc/cpuinfo flag names; SSE4.1
+# comes with every SSE4.2 CPU.
+X86_BASELINE = ("sse4_2", "avx")
+# The extensions a SIGILL report names as present (beyond the baseline), strongest last.
+_X86_SHOWN = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")
+
+_ISA_NAMES = {"sse4_2": "SSE4.2", "avx512f": "AVX-512F", "avx512_bf16": "AVX-512 BF16"}
+
+
+def _isa(flag: str) -> str:
+    return _ISA_NAMES.get(flag, "AMX" if flag == "amx_tile" else flag.upper())
+
+
 _SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}
 
 
@@ -67,22 +85,20 @@ def classify_error(
     torch_version: str | None = None,
     returncode: int | None = None,
     source_checkout: bool | None = None,
+    cpu: CpuInfo | None = None,
 ) -> Diagnosis | None:
     """Cause and fix for a failure's text (traceback, warning, stderr tail), or None if unknown.
 
     ``returncode`` is the worker's exit status when it died (negative: killed by that signal).
     ``source_checkout``: whether the working directory holds a PyTorch source tree (None: not
     known); torch's "Failed to load PyTorch C extensions" blames one, but a deleted or truncated
-    ``torch/_C*.so`` in an installed torch says the same.
+    ``torch/_C*.so`` in an installed torch says the same. ``cpu``: the machine's CPU (its ISA
+    level and flags from /proc/cpuinfo; None: not known), which an illegal instruction is
+    judged against before the CPU is blamed.
     """
     t = text or ""
     if returncode == -4 or "Illegal instruction" in t:
-        return Diagnosis(
-            "the CPU lacks an instruction set this torch build needs (illegal instruction)",
-            "install a build for this CPU (older CPUs without AVX2 need an older or source "
-            "build); " + PLAN_FIX,
-            "illegal-instruction",
-        )
+        return _illegal_instruction(cpu)
     if (
         "compiled using NumPy 1.x cannot be run in" in t
         or "_ARRAY_API not found" in t
@@ -240,6 +256,43 @@ def classify_error(
             "crashed",
         )
     return None
+
+
+def _illegal_instruction(cpu: CpuInfo | None) -> Diagnosis:
+    """SIGILL: the CPU lacks what the build runs, or (when it has it) the build is at fault."""
+    flags = set(cpu.flags) if cpu is not None else set()
+    if cpu is None or not (cpu.isa_level or "").startswith("x86-64"):
+        # Not an x86 CPU whose flags were read: no comparison to make.
+        return Diagnosis(
+            "illegal instruction inside torch: the CPU may lack an instruction set this build "
+            "uses (not checked: no x86 CPU flags to compare)",
+            "compare `grep -m1 flags /proc/cpuinfo` with the build (x86_64 wheels need "
+            f"{', '.join(_isa(f) for f in X86_BASELINE)}); " + PLAN_FIX,
+            "illegal-instruction",
+        )
+    missing = [f for f in X86_BASELINE if f not in flags]
+    if missing:
+        names = ", ".join(_isa(f) for f in missing)
+        return Diagnosis(
+            f"the CPU lacks {names}, which torch's x86_64 wheels run without checking "
+            "(illegal instruction)",
+            "run on a CPU with "
+            + ", ".join(_isa(f) for f in X86_BASELINE)
+            + " (a VM: expose the host CPU's flags, e.g. QEMU `-cpu host`), or build torch from "
+            "source for this CPU",
+            "cpu-lacks-isa",
+        )
+    has = [_isa(f) for f in (*X86_BASELINE, *_X86_SHOWN) if f in flags]
+    return Diagnosis(
+        f"illegal instruction inside torch although the CPU has {'/'.join(has)}: a build "
+        "compiled for another CPU (a source or conda build with -march=native elsewhere, a "
+        "library on LD_PRELOAD/LD_LIBRARY_PATH built for a newer CPU) or a corrupt install, "
+        "not the CPU",
+        "pip install --force-reinstall --no-cache-dir torch (the official wheel for this "
+        "machine: " + PLAN_FIX + "); check LD_PRELOAD and LD_LIBRARY_PATH; "
+        "ATEN_CPU_CAPABILITY=default narrows it to ATen's vector kernels if it then passes",
+        "illegal-instruction-build",
+    )
 
 
 def last_line(text: str) -> str:

@@ -37,7 +37,7 @@ from setup_env.decide.smoke_model import (
 )
 
 if TYPE_CHECKING:
-    from setup_env.facts import Facts
+    from setup_env.facts import CpuInfo, Facts
 
 Progress = Callable[[CheckResult], None]
 
@@ -448,7 +448,7 @@ def _import_failed(
         )
         rc = ev.get("returncode")
         stderr = str(ev.get("stderr", ""))
-        diag = decide.classify_error(stderr, returncode=rc)
+        diag = decide.classify_error(stderr, returncode=rc, cpu=_cpu(run))
         if state == "timeout":
             limit = DEVICE_PROBE_TIMEOUT_S * run.scale
             msg = (
@@ -512,7 +512,7 @@ def _import_failed(
                 )
             )
         else:
-            diag = decide.classify_error(stderr, returncode=rc)
+            diag = decide.classify_error(stderr, returncode=rc, cpu=_cpu(run))
             msg = f"the process importing torch died ({_rc_text(rc)})"
             if diag:
                 msg += f": {diag.cause}"
@@ -531,6 +531,12 @@ def _import_failed(
         if n != "import":
             run.report(CheckResult(n, "skip", 0.0, "torch did not import"))
     return torch_missing, error
+
+
+def _cpu(run: _Run) -> CpuInfo | None:
+    """The CPU facts (flags, ISA level) a crash is judged against, when detected."""
+    facts = run.facts_thread.get()
+    return facts.cpu if facts is not None else None
 
 
 def _source_checkout_here() -> bool:
@@ -636,7 +642,7 @@ def _run_items(
             rc = child.returncode()
             stderr = child.stderr_text()
             diag = decide.classify_error(
-                stderr, returncode=rc, torch_version=run.info.get("torch_version")
+                stderr, returncode=rc, torch_version=run.info.get("torch_version"), cpu=_cpu(run)
             )
             msg = f"the worker died during this check ({_rc_text(rc)})"
             if diag is not None:
