@@ -326,3 +326,15 @@ def test_illegal_instruction_without_x86_flags_claims_nothing_about_the_cpu() ->
         diag = classify_error("", returncode=-4, cpu=cpu)
         assert diag is not None and diag.code == "illegal-instruction"
         assert "not checked" in diag.cause
+
+
+@pytest.mark.parametrize(
+    "name", ["openblas.txt", "libgomp.txt", "python-thread.txt", "fork-eagain.txt"]
+)
+def test_no_more_threads_or_processes_is_the_machines_limit(name: str) -> None:
+    text = (Path(__file__).parent / "fixtures" / "process-limit" / name).read_text()
+    diag = classify_error(text)
+    assert diag is not None and diag.code == "process-limit", (name, diag)
+    assert "ulimit -u" in diag.fix and "pids" in diag.fix
+    # The same errno in another context is not this finding.
+    assert classify_error("open: [Errno 2] No such file or directory") is None

@@ -246,3 +246,42 @@ def test_illegal_instruction_in_a_check_is_judged_against_this_cpus_flags(tmp_pa
         assert "lacks" not in msg
     else:
         assert "the CPU lacks" in msg, msg
+
+
+# The verify process itself may start no thread (RLIMIT_NPROC reached; root ignores `ulimit
+# -u`, so the refusal is injected): Thread.start fails in setup-env's process, not the worker.
+NO_THREADS = """
+import sys, threading
+
+_start = threading.Thread.start
+
+
+def start(self, *a, **kw):
+    if sys.argv and sys.argv[0].endswith("__main__.py"):
+        raise RuntimeError("can't start new thread")
+    return _start(self, *a, **kw)
+
+
+threading.Thread.start = start
+"""
+
+
+@pytest.mark.parametrize("command", ["verify", "check"])
+def test_no_threads_left_is_a_finding_about_the_machine(tmp_path: Path, command: str) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(NO_THREADS)
+    path = [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "setup_env", command, "--device", "cpu", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    assert "internal-error" not in proc.stdout
+    text = json.dumps(doc)
+    assert "refuses new threads or processes" in text and "ulimit -u" in text, text[-3000:]

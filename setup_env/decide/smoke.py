@@ -100,6 +100,21 @@ def classify_error(
     if returncode == -4 or "Illegal instruction" in t:
         return _illegal_instruction(cpu)
     if (
+        "can't start new thread" in t
+        or "Thread creation failed" in t
+        or re.search(r"pthread_create.*(Resource temporarily unavailable|EAGAIN)", t)
+        or re.search(r"(\[Errno 11\]|fork: retry:?) Resource temporarily unavailable", t)
+    ):
+        return Diagnosis(
+            "this machine refuses new threads or processes (the process/thread limit is "
+            "reached: EAGAIN)",
+            "raise the limit: `ulimit -u` (RLIMIT_NPROC; /etc/security/limits.conf), a "
+            "container's pids limit (`docker run --pids-limit`, Kubernetes podPidsLimit, "
+            "systemd TasksMax), or end stray processes (`ps -eLf | wc -l` counts threads); "
+            "fewer threads per process with OMP_NUM_THREADS",
+            "process-limit",
+        )
+    if (
         "compiled using NumPy 1.x cannot be run in" in t
         or "_ARRAY_API not found" in t
         or ("numpy.core.multiarray failed to import" in t)

@@ -126,9 +126,14 @@ class _Child:
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.noise: collections.deque[str] = collections.deque(maxlen=50)
         self._out_thread = threading.Thread(target=self._read_out, daemon=True)
-        self._out_thread.start()
         self._err_thread = threading.Thread(target=self._read_err, daemon=True)
-        self._err_thread.start()
+        try:
+            self._out_thread.start()
+            self._err_thread.start()
+        except BaseException:  # no thread to read it (a thread limit): no child left behind
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            raise
 
     def _read_out(self) -> None:
         assert self.proc.stdout is not None
@@ -205,8 +210,13 @@ class _FactsThread:
         self.error: str | None = None
         self._thread: threading.Thread | None = None
         if self.facts is None and options.detect_facts:
-            self._thread = threading.Thread(target=self._run, daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._run, daemon=True)
+            try:
+                thread.start()
+            except RuntimeError as exc:  # "can't start new thread": verify runs without facts
+                self.error = f"{type(exc).__name__}: {exc}"
+            else:
+                self._thread = thread
 
     def _run(self) -> None:
         try:
@@ -310,8 +320,29 @@ class _Run:
 def run_verify(options: VerifyOptions, progress: Progress | None = None) -> VerifyReport:
     """Run the checks; ``progress`` gets each CheckResult as it finishes."""
     run = _Run(options, progress)
+    t0 = time.monotonic()
     try:
         return _verify(run, options)
+    except (RuntimeError, OSError) as exc:
+        # No thread or process could be started (the process/thread limit, EAGAIN): a finding
+        # about this machine, reported on the check that could not run; anything else is a bug.
+        diag = decide.classify_error(f"{type(exc).__name__}: {exc}")
+        if diag is None or diag.code != "process-limit":
+            raise
+        done = {r.name for r in run.results}
+        name = next((n for n in selected_checks(options) if n not in done), "import")
+        run.report(
+            CheckResult(
+                name,
+                "fail",
+                0.0,
+                f"could not start the verify worker or its threads: {diag.cause}",
+                None,
+                {"error": f"{type(exc).__name__}: {exc}"},
+                diag.fix,
+            )
+        )
+        return _finish(run, t0)
     finally:  # Ctrl-C or an error in a progress callback: no worker outlives us
         run.kill_all()
 
