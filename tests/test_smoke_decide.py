@@ -338,3 +338,20 @@ def test_no_more_threads_or_processes_is_the_machines_limit(name: str) -> None:
     assert "ulimit -u" in diag.fix and "pids" in diag.fix
     # The same errno in another context is not this finding.
     assert classify_error("open: [Errno 2] No such file or directory") is None
+
+
+def test_device_fails_when_the_nvidia_gpu_on_the_bus_could_not_be_examined() -> None:
+    from setup_env.probe.detect import detect
+    from setup_env.probe.host import ReplayHost
+
+    # The replayed machine: an H100 on the PCI bus, nvidia-smi hangs.
+    host = Path(__file__).parent / "fixtures" / "hosts" / "linux-h100-nvidia-smi-hangs"
+    facts = detect(ReplayHost(host))
+    info = {"torch_version": "2.13.0+cpu", "cuda": None, "devices": ["cpu"]}
+    res = decide_device(info, facts, None)
+    assert res.status == "fail", res
+    assert "the GPU could not be examined" in res.message and "0000:19:00.0" in res.message
+    assert "dmesg" in (res.fix or "")
+    # Asked for the CPU on purpose: passes, and says the machine has a GPU.
+    res = decide_device(info, facts, "cpu")
+    assert res.status == "pass" and "also has a GPU" in res.message

@@ -490,8 +490,21 @@ def decide_device(
             ev,
             diag.fix if diag else PLAN_FIX,
         )
+    nvidia = facts.nvidia if facts is not None else None
+    wedged = nvidia is not None and nvidia.error_code == "gpu-unexaminable"
+    if kind == "cpu" and nvidia is not None and wedged and requested in (None, "", "auto"):
+        # An NVIDIA GPU on the bus whose nvidia-smi does not answer: not a CPU machine.
+        ev["nvidia_error"] = nvidia.error
+        return result(
+            "device",
+            "fail",
+            f"{nvidia.error}; verify ran on the CPU only",
+            ev,
+            "look for Xid errors in `sudo dmesg | grep -i xid`; reset the GPU (`sudo nvidia-smi "
+            "-r -i <gpu>`) or reboot, then verify again",
+        )
     note = ""
-    if kind == "cpu" and have:
+    if kind == "cpu" and (have or wedged):
         note = " (chosen with --device; this machine also has a GPU)"
     return result("device", "pass", f"running on {label}{note}", ev)
 
