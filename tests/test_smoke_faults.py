@@ -285,3 +285,40 @@ def test_no_threads_left_is_a_finding_about_the_machine(tmp_path: Path, command:
     assert "internal-error" not in proc.stdout
     text = json.dumps(doc)
     assert "refuses new threads or processes" in text and "ulimit -u" in text, text[-3000:]
+
+
+def test_wrong_all_reduce_on_one_rank_names_the_rank_and_the_values(tmp_path: Path) -> None:
+    # Rank 1's all-reduce adds 1 to what the others agree on: verify names rank 1 and what it saw.
+    patch = """
+    import functools, os
+    import torch.distributed as dist
+    real = dist.all_reduce
+
+    @functools.wraps(real)
+    def all_reduce(t, *a, **kw):
+        out = real(t, *a, **kw)
+        if os.environ.get("RANK") == "1":
+            t.add_(1)
+        return out
+
+    dist.all_reduce = all_reduce
+"""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE.format(hide=set(), patch=patch))
+    path = [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "setup_env", "verify", "--only", "distributed", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    checks = {c["name"]: c for c in json.loads(proc.stdout)["verify"]["checks"]}
+    dist = checks["distributed"]
+    assert proc.returncode == 1 and dist["status"] == "fail", dist
+    msg = dist["message"]
+    assert "wrong values on 1 of 2 local ranks: rank 1: 65536 of 65536 elements wrong" in msg, msg
+    assert "[0] = 1 (expected 0)" in msg, msg
+    assert "To enable traceback" not in msg

@@ -236,3 +236,28 @@ def _os_reason(exc: OSError) -> str:
     if isinstance(exc, socket.gaierror):
         return "DNS lookup failed"
     return one_line(exc.strerror or str(exc) or type(exc).__name__, 160)
+
+
+def resolve_host(host: str, timeout: float) -> Optional[str]:
+    """Look ``host`` up as a connection to it would (``getaddrinfo``), within ``timeout``
+    seconds: None when it resolves, else why not (the resolver's message, or "no answer within
+    N s"). getaddrinfo takes no deadline, so it runs in a daemon thread, left behind when the
+    resolver hangs."""
+    import socket
+    import threading
+
+    outcome: list[Optional[str]] = []
+
+    def look_up() -> None:
+        try:
+            socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+            outcome.append(None)
+        except (OSError, UnicodeError) as exc:
+            outcome.append(one_line(str(exc.args[-1] if exc.args else exc)))
+
+    thread = threading.Thread(target=look_up, name="resolve", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not outcome:
+        return f"no answer within {timeout:g} s"
+    return outcome[0]

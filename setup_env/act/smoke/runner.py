@@ -735,6 +735,26 @@ def _run_distributed(run: _Run) -> CheckResult:
     nproc = options.nproc_per_node or (max(count, 1) if backend != "gloo" else 2)
     size_mb = 8.0 if backend == "gloo" else 256.0
     started = time.monotonic()
+    host = _rendezvous_host(options.torchrun_args)
+    if host is not None:
+        # torchrun retries a name that does not resolve until its rendezvous timeout (minutes):
+        # ask the resolver first, as the ranks would.
+        from setup_env.bounded.net import resolve_host
+
+        why = resolve_host(host, RESOLVE_TIMEOUT_S * run.scale)
+        if why is not None:
+            return CheckResult(
+                "distributed",
+                "fail",
+                round(time.monotonic() - started, 3),
+                f"the rendezvous host {host!r} does not resolve on this node ({why}); "
+                "torchrun was not started",
+                None,
+                {"rendezvous_host": host, "resolver": why},
+                f"check the name given to --rdzv-endpoint/--master-addr and this node's DNS "
+                f"(`getent hosts {host}`); under SLURM use the first node of "
+                "`scontrol show hostnames $SLURM_JOB_NODELIST`",
+            )
     with tempfile.TemporaryDirectory(prefix="setup-env-dist-") as out:
         rdzv = list(options.torchrun_args) or ["--standalone"]
         argv = [
@@ -792,9 +812,25 @@ def _run_distributed(run: _Run) -> CheckResult:
         "ranks": ranks,
     }
     errors = [r for r in ranks if r.get("error")]
+    wrong = [r for r in ranks if not r.get("error") and not r.get("correct")]
+    if wrong and not errors:  # the ranks exit 1 then: torchrun's own failure says nothing more
+        return CheckResult(
+            "distributed",
+            "fail",
+            duration,
+            f"all-reduce returned wrong values on {len(wrong)} of {len(ranks)} local ranks: "
+            + "; ".join(_wrong_text(r) for r in sorted(wrong, key=_rank_of)[:4]),
+            None,
+            ev,
+            "a rank whose all-reduce disagrees: check that rank's GPU and links "
+            "(`nvidia-smi topo -m`, NCCL_DEBUG=INFO) and its torch/NCCL versions against the "
+            "others",
+        )
     if errors or not ranks or rc != 0:
         stderr = child.stderr_text()
-        text = "\n".join(str(r.get("error")) for r in errors) or decide.last_line(stderr)
+        text = "\n".join(
+            f"rank {r.get('rank')}: {r.get('error')}" for r in sorted(errors, key=_rank_of)
+        ) or _torchrun_cause(stderr)
         diag = decide.classify_error(text + "\n" + stderr)
         ev["stderr"] = _tail(stderr, 10)
         msg = f"torchrun ({backend}, {nproc} per node) failed ({_rc_text(rc)})"
@@ -803,18 +839,7 @@ def _run_distributed(run: _Run) -> CheckResult:
         return CheckResult(
             "distributed", "fail", duration, msg, None, ev, diag.fix if diag else None
         )
-    wrong = [r for r in ranks if not r.get("correct")]
     world = ranks[0].get("world_size")
-    if wrong:
-        return CheckResult(
-            "distributed",
-            "fail",
-            duration,
-            f"all-reduce returned wrong values on {len(wrong)} of {len(ranks)} local ranks",
-            None,
-            ev,
-            None,
-        )
     r0 = min(ranks, key=lambda r: int(r.get("rank", 0)))
     busbw = r0.get("busbw_gbps")
     mib = int(r0.get("bytes", 0)) / (1 << 20)
@@ -830,6 +855,49 @@ def _run_distributed(run: _Run) -> CheckResult:
         None,
         ev,
     )
+
+
+# How long the rendezvous host may take to resolve (times --timeout-scale).
+RESOLVE_TIMEOUT_S = 5.0
+
+
+def _rendezvous_host(torchrun_args: Sequence[str]) -> str | None:
+    """The host torchrun's ranks will connect to (--rdzv-endpoint HOST[:PORT] or
+    --master-addr HOST), without brackets; None for a --standalone run."""
+    args = list(torchrun_args)
+    for flag in ("--rdzv-endpoint", "--master-addr"):
+        if flag in args[:-1]:
+            value = args[args.index(flag) + 1]
+            if value.startswith("["):
+                return value[1 : value.find("]")] or None
+            return (value.rsplit(":", 1)[0] if flag == "--rdzv-endpoint" else value) or None
+    return None
+
+
+def _rank_of(r: Mapping[str, Any]) -> int:
+    try:
+        return int(r.get("rank", -1))
+    except (TypeError, ValueError):
+        return -1
+
+
+def _wrong_text(r: Mapping[str, Any]) -> str:
+    """ "rank 1: 3 of 65536 elements wrong, [5] = 11 (expected 10)"."""
+    text = f"rank {r.get('rank')}: {r.get('wrong_values')} of {r.get('checked')} elements wrong"
+    sample = r.get("wrong_sample") or []
+    if sample and isinstance(sample[0], list) and len(sample[0]) == 3:
+        i, got, want = sample[0]
+        text += f", [{i}] = {got:g} (expected {want:g})"
+    return text
+
+
+def _torchrun_cause(stderr: str) -> str:
+    """The line of torchrun's output that says what failed: not its closing "To enable
+    traceback see ..." nor the banner lines around it."""
+    skip = ("To enable traceback", "traceback :", "error_file", "Root Cause", "Failures:")
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    kept = [ln for ln in lines if not any(s in ln for s in skip) and set(ln) - set("=-[] ")]
+    return decide.last_line("\n".join(kept))
 
 
 def _finish(
