@@ -355,3 +355,33 @@ def test_device_fails_when_the_nvidia_gpu_on_the_bus_could_not_be_examined() -> 
     # Asked for the CPU on purpose: passes, and says the machine has a GPU.
     res = decide_device(info, facts, "cpu")
     assert res.status == "pass" and "also has a GPU" in res.message
+
+
+def test_numpy_abi_mismatch_names_the_numpy_to_reinstall_not_torch() -> None:
+    # numpy/numpy#25865: a module built for NumPy 1.x (ABI 0x1000009) under NumPy 2 (0x2000000).
+    text = (
+        "RuntimeError: module compiled against ABI version 0x1000009 but this version of numpy "
+        "is 0x2000000"
+    )
+    diag = classify_error(text, numpy_version="2.0.0")
+    assert diag is not None and diag.code == "numpy-abi", diag
+    assert "built against NumPy 1.x is loaded with NumPy 2.0.0" in diag.cause
+    assert diag.fix.startswith('pip install --force-reinstall "numpy<2"')
+    assert "not torch" in diag.fix
+
+
+def test_numpy_not_available_with_numpy_installed_is_the_abi_not_a_missing_numpy() -> None:
+    # torch 2.2.2 (built for NumPy 1.x) with NumPy 2.0.1: pytorch-unflow#17's setup.
+    diag = classify_error(
+        "RuntimeError: Numpy is not available", torch_version="2.2.2", numpy_version="2.0.1"
+    )
+    assert diag is not None and diag.code == "numpy-abi" and '"numpy<2"' in diag.fix, diag
+    # A torch built for NumPy 2: no version to go back to, NumPy itself is reinstalled.
+    diag = classify_error(
+        "RuntimeError: Numpy is not available", torch_version="2.13.0+cpu", numpy_version="1.26.4"
+    )
+    assert diag is not None and diag.code == "numpy-abi"
+    assert diag.fix.startswith("pip install --force-reinstall numpy ")
+    # No NumPy at all: that is the missing NumPy.
+    missing = classify_error("RuntimeError: Numpy is not available", torch_version="2.13.0+cpu")
+    assert missing is not None and missing.code == "numpy-missing"

@@ -165,6 +165,26 @@ FAULTS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "import",
     ),
     "sympy missing": ("", ("sympy",), "deps"),
+    # A torch built against NumPy 1.x under NumPy 2 (torch < 2.3; pytorch/pytorch#107302): at
+    # import torch warns (the text of xai4space/meteors#20), then its NumPy bridge is off.
+    "numpy ABI mismatch": (
+        """
+    import warnings
+    warnings.warn(
+        "Failed to initialize NumPy: _ARRAY_API not found (Triggered internally at "
+        "../torch/csrc/utils/tensor_numpy.cpp:84.)",
+        UserWarning,
+    )
+
+    def unavailable(*args, **kw):
+        raise RuntimeError("Numpy is not available")
+
+    torch.Tensor.numpy = unavailable
+    torch.from_numpy = unavailable
+""",
+        (),
+        "roundtrip",
+    ),
     "numpy missing": ("", ("numpy",), "roundtrip"),
 }
 
@@ -202,6 +222,12 @@ def test_fault_fails_verify_naming_the_check(tmp_path: Path, fault: str) -> None
     if fault == "torch/_C missing":  # not a source checkout here: a broken install
         assert "broken or partial install" in checks["import"]["message"], checks["import"]
         assert "--force-reinstall" in checks["import"]["fix"]
+    if fault == "numpy ABI mismatch":  # NumPy is reinstalled, at the NumPy torch was built for
+        rt, imp = checks["roundtrip"], checks["import"]
+        assert "NumPy ABI mismatch" in rt["message"] and "not installed" not in rt["message"], rt
+        assert rt["fix"].startswith('pip install --force-reinstall "numpy<2"'), rt
+        assert "not torch" in rt["fix"]
+        assert imp["status"] == "warn" and "numpy<2" in imp["fix"], imp
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))

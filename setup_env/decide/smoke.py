@@ -86,6 +86,7 @@ def classify_error(
     returncode: int | None = None,
     source_checkout: bool | None = None,
     cpu: CpuInfo | None = None,
+    numpy_version: str | None = None,
 ) -> Diagnosis | None:
     """Cause and fix for a failure's text (traceback, warning, stderr tail), or None if unknown.
 
@@ -94,7 +95,9 @@ def classify_error(
     known); torch's "Failed to load PyTorch C extensions" blames one, but a deleted or truncated
     ``torch/_C*.so`` in an installed torch says the same. ``cpu``: the machine's CPU (its ISA
     level and flags from /proc/cpuinfo; None: not known), which an illegal instruction is
-    judged against before the CPU is blamed.
+    judged against before the CPU is blamed. ``numpy_version``: the NumPy that imports in
+    that interpreter (None: none does), which makes torch's "Numpy is not available" an ABI
+    mismatch rather than a missing NumPy.
     """
     t = text or ""
     if returncode == -4 or "Illegal instruction" in t:
@@ -114,16 +117,9 @@ def classify_error(
             "fewer threads per process with OMP_NUM_THREADS",
             "process-limit",
         )
-    if (
-        "compiled using NumPy 1.x cannot be run in" in t
-        or "_ARRAY_API not found" in t
-        or ("numpy.core.multiarray failed to import" in t)
-    ):
-        return Diagnosis(
-            "NumPy ABI mismatch: a module built against NumPy 1.x is loaded with NumPy 2.x",
-            'pip install "numpy<2"  (or upgrade the module built for NumPy 1.x)',
-            "numpy-abi",
-        )
+    abi = _numpy_abi(t, torch_version, numpy_version)
+    if abi is not None:
+        return abi
     if "Numpy is not available" in t:
         return Diagnosis(
             "torch cannot reach NumPy (not installed in this environment)",
@@ -271,6 +267,74 @@ def classify_error(
             "crashed",
         )
     return None
+
+
+# NumPy's C ABI version: 0x1000009 for every NumPy 1.x since 1.0, 0x2000000 for 2.x (numpy's
+# numpy/_core/code_generators/cversions.txt; the RuntimeError numpy/numpy#25865 shows).
+_ABI_TEXT = re.compile(
+    r"module compiled against ABI version 0x([0-9a-fA-F]+) "
+    r"but this version of numpy is 0x([0-9a-fA-F]+)"
+)
+# The first torch built against NumPy 2 (pytorch/pytorch#107302: 2.3.0 validated with
+# numpy 2.0.0rc1 and 1.26.4); builds before it need NumPy 1.x.
+_TORCH_NUMPY2 = (2, 3)
+
+
+def _numpy_fix(constraint: str) -> str:
+    spec = f'"numpy{constraint}"' if constraint else "numpy"
+    return (
+        f"pip install --force-reinstall {spec}  (reinstall NumPy, not torch; or upgrade the "
+        "module built for the other NumPy)"
+    )
+
+
+def _numpy_abi(text: str, torch_version: str | None, numpy_version: str | None) -> Diagnosis | None:
+    """A NumPy whose C ABI is not the one a module (torch's NumPy bridge, or another) was
+    built against: the cause, and the NumPy to reinstall."""
+    have = f"NumPy {numpy_version}" if numpy_version else None
+    m = _ABI_TEXT.search(text)
+    if m:
+        built, running = int(m.group(1), 16) >> 24, int(m.group(2), 16) >> 24
+        if built != running:
+            return Diagnosis(
+                f"NumPy ABI mismatch: a module built against NumPy {built}.x is loaded with "
+                f"{have or f'NumPy {running}.x'}",
+                _numpy_fix("<2" if built < running else ">=2"),
+                "numpy-abi",
+            )
+    if (
+        "compiled using NumPy 1.x cannot be run in" in text
+        or "_ARRAY_API not found" in text
+        or "numpy.core.multiarray failed to import" in text
+    ):
+        return Diagnosis(
+            f"NumPy ABI mismatch: a module built against NumPy 1.x is loaded with "
+            f"{have or 'NumPy 2.x'}",
+            _numpy_fix("<2"),
+            "numpy-abi",
+        )
+    if "Numpy is not available" in text and numpy_version:
+        # NumPy imports, yet torch's bridge to it did not initialise: the ABI torch was built
+        # against is not this NumPy's.
+        major = _leading_int(numpy_version)
+        old_torch = _version_pair(torch_version) < _TORCH_NUMPY2
+        return Diagnosis(
+            f"{have} imports but torch cannot use it (Numpy is not available): the NumPy ABI "
+            "is not the one this torch was built against",
+            _numpy_fix("<2" if (major >= 2 and old_torch) else ""),
+            "numpy-abi",
+        )
+    return None
+
+
+def _leading_int(text: str) -> int:
+    m = re.match(r"\d+", text or "")
+    return int(m.group(0)) if m else 0
+
+
+def _version_pair(text: str | None) -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (99, 0)
 
 
 def _illegal_instruction(cpu: CpuInfo | None) -> Diagnosis:

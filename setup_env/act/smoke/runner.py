@@ -384,7 +384,9 @@ def _verify(run: _Run, options: VerifyOptions) -> VerifyReport:
     status: Any = "pass"
     fix = None
     for text in [*info.get("import_warnings", []), str(info.get("numpy_error") or "")]:
-        diag = decide.classify_error(text, torch_version=info.get("torch_version"))
+        diag = decide.classify_error(
+            text, torch_version=info.get("torch_version"), numpy_version=info.get("numpy")
+        )
         if diag is not None:
             status, fix = "warn", diag.fix
             imp_msg += f"; {diag.cause}"
@@ -600,9 +602,13 @@ def _finalize(run: _Run, raw: dict[str, Any]) -> CheckResult:
         fix=raw.get("fix"),
     )
     if res.status == "fail":
+        text = res.message + "\n" + str(res.evidence.get("traceback", ""))
+        if "numpy" in res.message.lower():  # what torch said of NumPy when it imported
+            text += "\n" + "\n".join(str(w) for w in run.info.get("import_warnings") or [])
         diag = decide.classify_error(
-            res.message + "\n" + str(res.evidence.get("traceback", "")),
+            text,
             torch_version=run.info.get("torch_version"),
+            numpy_version=run.info.get("numpy"),
         )
         if diag is not None:
             res = CheckResult(
@@ -612,7 +618,8 @@ def _finalize(run: _Run, raw: dict[str, Any]) -> CheckResult:
                 f"{res.message} ({diag.cause})",
                 res.device,
                 res.evidence,
-                res.fix or diag.fix,
+                # The NumPy to reinstall is decided here, knowing torch's and NumPy's versions.
+                diag.fix if diag.code == "numpy-abi" else (res.fix or diag.fix),
             )
         if "traceback" in res.evidence:
             ev = dict(res.evidence)
