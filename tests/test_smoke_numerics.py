@@ -191,3 +191,22 @@ def test_a_correct_result_passes_in_every_dtype(name: str) -> None:
     dtypes = res["evidence"]["dtypes"]
     assert {"float32", "float16", "bfloat16"} <= set(dtypes), dtypes
     assert all(v["ok"] and v["error_vs_tolerance"] <= 1.0 for v in dtypes.values()), dtypes
+
+
+def test_adamw_steps_off_by_nine_ppm_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 3e-6 per step, 9e-6 after three: inside the old hand-picked 1e-5 * (|p| + lr), outside
+    # the float32 model (u|p| + 36u(|p| + 3 lr), about 2.2e-6 |p|).
+    import torch.optim.adamw as adamw_module
+
+    real = adamw_module.adamw
+
+    def off(params: list[object], *args: object, **kw: object) -> object:
+        out = real(params, *args, **kw)  # type: ignore[arg-type]
+        with torch.no_grad():
+            for p in params:
+                p.mul_(1 + 3e-6)  # type: ignore[attr-defined]
+        return out
+
+    monkeypatch.setattr(adamw_module, "adamw", off)
+    res = worker.run_check(torch, "optimizer", "cpu")
+    assert res["status"] == "fail" and "AdamW" in res["message"], res

@@ -756,6 +756,10 @@ def check_optimizer(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
                 opt.step()
             break
     got = [float(x) for x in param.detach().to("cpu").tolist()]
+    # About 12 float32 roundings a step (decay, two moments, bias corrections, sqrt, divide,
+    # update), each of the parameter's size or of the step's (lr per step, Adam's update being
+    # about lr in size): u|p| + k u (|p| + lr * steps), k = 12 * steps.
+    rel, coef = tolerance("float32", 12 * len(grads))
     worst = 0.0
     bad = 0
     for i, p in enumerate(float(x) for x in p0.tolist()):
@@ -766,7 +770,7 @@ def check_optimizer(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
             v = b2 * v + (1 - b2) * g * g
             mhat, vhat = m / (1 - b1**t), v / (1 - b2**t)
             p -= lr * mhat / (math.sqrt(vhat) + eps)
-        err = abs(got[i] - p) / (1e-5 * (abs(p) + lr))
+        err = abs(got[i] - p) / (rel * abs(p) + coef * (abs(p) + lr * len(grads)))
         if not err <= 1.0:
             bad += 1
         worst = max(worst, err) if err == err else float("inf")
