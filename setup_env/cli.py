@@ -120,5 +120,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return int(ExitCode.OK)
     except Exception as exc:  # the last net: a bug must still answer in the documented shape
+        limit = _process_limit(exc)
+        if limit is not None:  # no thread or process could start: the machine's finding
+            return render.fail(args.command, "process-limit", limit, ExitCode.CHECK_FAILED, as_json)
         message = f"internal error ({type(exc).__name__}: {exc}): please report it"
         return render.fail(args.command, "internal-error", message, ExitCode.UNEXAMINABLE, as_json)
+
+
+def _process_limit(exc: BaseException) -> str | None:
+    """The cause and fix when ``exc`` is this machine refusing a thread or a process (EAGAIN:
+    RLIMIT_NPROC, a pids cgroup), else None."""
+    if not isinstance(exc, (RuntimeError, OSError)):
+        return None
+    from setup_env.decide.smoke import classify_error
+
+    diag = classify_error(f"{type(exc).__name__}: {exc}")
+    if diag is None or diag.code != "process-limit":
+        return None
+    return f"{diag.cause} ({type(exc).__name__}: {exc}); fix: {diag.fix}"

@@ -131,3 +131,13 @@ def test_live_detection_reports_what_the_interpreter_itself_knows() -> None:
         assert live.os.glibc == platform.libc_ver()[1]
     if family == "linux":
         assert live.os.kernel == platform.release()
+
+
+def test_a_hung_nvidia_smi_with_an_nvidia_gpu_on_the_bus_is_not_a_machine_without_a_gpu() -> None:
+    from setup_env.decide.doctor import examine
+
+    facts = detect(ReplayHost(HOSTS / "linux-h100-nvidia-smi-hangs"))
+    assert facts.nvidia is not None and facts.nvidia.error_code == "gpu-unexaminable"
+    assert "0000:19:00.0" in (facts.nvidia.error or "") and "hung" in (facts.nvidia.error or "")
+    finding = next(f for f in examine(facts, None, None) if f.code == "gpu-unexaminable")
+    assert finding.severity == "error" and "could not be examined" in finding.title

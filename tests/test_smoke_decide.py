@@ -3,6 +3,8 @@ arch judgements against facts, and speed beside a catalogue peak. No torch, no p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from setup_env.decide.smoke import (
@@ -14,7 +16,8 @@ from setup_env.decide.smoke import (
     last_line,
 )
 from setup_env.decide.smoke_model import CheckResult
-from setup_env.facts import Facts, Gpu, InstalledPackage, NvidiaInfo
+from setup_env.facts import CpuInfo, Facts, Gpu, InstalledPackage, NvidiaInfo
+from setup_env.probe.cpu import parse_cpuinfo, summarize_flags
 
 # Real error text, each from the public report named beside it (copied as posted).
 REAL_ERRORS = [
@@ -286,3 +289,99 @@ def test_speed_against_the_real_gpu_catalogue() -> None:
     )
     res = judge_speed(throttled, peaks)
     assert res.status == "warn" and "150" in res.message and res.evidence["ratio"] < 0.25
+
+
+def _cpu_from(name: str) -> CpuInfo:
+    text = (Path(__file__).parent / "fixtures" / "sigill" / name).read_text()
+    level, flags = summarize_flags(parse_cpuinfo(text).flags)
+    return CpuInfo(architecture="x86_64", isa_level=level, flags=flags)
+
+
+def test_illegal_instruction_on_a_cpu_without_the_wheels_baseline_blames_the_cpu() -> None:
+    # A QEMU virtual CPU with neither SSE4.2 nor AVX (pytorch#22338).
+    diag = classify_error("", returncode=-4, cpu=_cpu_from("qemu-virtual-cpu.cpuinfo"))
+    assert diag is not None and diag.code == "cpu-lacks-isa", diag
+    assert "the CPU lacks SSE4.2, AVX" in diag.cause
+    assert "-cpu host" in diag.fix
+
+
+def test_illegal_instruction_on_a_cpu_with_avx2_blames_the_build_not_the_cpu() -> None:
+    # An i3-7100U has SSE4.2, AVX, AVX2 and FMA (pytorch#2714): the build is wrong for it.
+    diag = classify_error("Illegal instruction (core dumped)", cpu=_cpu_from("i3-7100u.cpuinfo"))
+    assert diag is not None and diag.code == "illegal-instruction-build", diag
+    assert "although the CPU has SSE4.2/AVX/AVX2/FMA" in diag.cause
+    assert "lacks" not in diag.cause and "--force-reinstall" in diag.fix
+
+
+def test_illegal_instruction_with_one_baseline_flag_missing_names_it() -> None:
+    cpu = _cpu_from("i3-7100u.cpuinfo")
+    no_avx = CpuInfo(isa_level=cpu.isa_level, flags=tuple(f for f in cpu.flags if f != "avx"))
+    diag = classify_error("", returncode=-4, cpu=no_avx)
+    assert diag is not None and diag.code == "cpu-lacks-isa"
+    assert "lacks AVX," in diag.cause
+
+
+def test_illegal_instruction_without_x86_flags_claims_nothing_about_the_cpu() -> None:
+    for cpu in (None, CpuInfo(architecture="aarch64", isa_level="armv8.2-a", flags=("asimd",))):
+        diag = classify_error("", returncode=-4, cpu=cpu)
+        assert diag is not None and diag.code == "illegal-instruction"
+        assert "not checked" in diag.cause
+
+
+@pytest.mark.parametrize(
+    "name", ["openblas.txt", "libgomp.txt", "python-thread.txt", "fork-eagain.txt"]
+)
+def test_no_more_threads_or_processes_is_the_machines_limit(name: str) -> None:
+    text = (Path(__file__).parent / "fixtures" / "process-limit" / name).read_text()
+    diag = classify_error(text)
+    assert diag is not None and diag.code == "process-limit", (name, diag)
+    assert "ulimit -u" in diag.fix and "pids" in diag.fix
+    # The same errno in another context is not this finding.
+    assert classify_error("open: [Errno 2] No such file or directory") is None
+
+
+def test_device_fails_when_the_nvidia_gpu_on_the_bus_could_not_be_examined() -> None:
+    from setup_env.probe.detect import detect
+    from setup_env.probe.host import ReplayHost
+
+    # The replayed machine: an H100 on the PCI bus, nvidia-smi hangs.
+    host = Path(__file__).parent / "fixtures" / "hosts" / "linux-h100-nvidia-smi-hangs"
+    facts = detect(ReplayHost(host))
+    info = {"torch_version": "2.13.0+cpu", "cuda": None, "devices": ["cpu"]}
+    res = decide_device(info, facts, None)
+    assert res.status == "fail", res
+    assert "the GPU could not be examined" in res.message and "0000:19:00.0" in res.message
+    assert "dmesg" in (res.fix or "")
+    # Asked for the CPU on purpose: passes, and says the machine has a GPU.
+    res = decide_device(info, facts, "cpu")
+    assert res.status == "pass" and "also has a GPU" in res.message
+
+
+def test_numpy_abi_mismatch_names_the_numpy_to_reinstall_not_torch() -> None:
+    # numpy/numpy#25865: a module built for NumPy 1.x (ABI 0x1000009) under NumPy 2 (0x2000000).
+    text = (
+        "RuntimeError: module compiled against ABI version 0x1000009 but this version of numpy "
+        "is 0x2000000"
+    )
+    diag = classify_error(text, numpy_version="2.0.0")
+    assert diag is not None and diag.code == "numpy-abi", diag
+    assert "built against NumPy 1.x is loaded with NumPy 2.0.0" in diag.cause
+    assert diag.fix.startswith('pip install --force-reinstall "numpy<2"')
+    assert "not torch" in diag.fix
+
+
+def test_numpy_not_available_with_numpy_installed_is_the_abi_not_a_missing_numpy() -> None:
+    # torch 2.2.2 (built for NumPy 1.x) with NumPy 2.0.1: pytorch-unflow#17's setup.
+    diag = classify_error(
+        "RuntimeError: Numpy is not available", torch_version="2.2.2", numpy_version="2.0.1"
+    )
+    assert diag is not None and diag.code == "numpy-abi" and '"numpy<2"' in diag.fix, diag
+    # A torch built for NumPy 2: no version to go back to, NumPy itself is reinstalled.
+    diag = classify_error(
+        "RuntimeError: Numpy is not available", torch_version="2.13.0+cpu", numpy_version="1.26.4"
+    )
+    assert diag is not None and diag.code == "numpy-abi"
+    assert diag.fix.startswith("pip install --force-reinstall numpy ")
+    # No NumPy at all: that is the missing NumPy.
+    missing = classify_error("RuntimeError: Numpy is not available", torch_version="2.13.0+cpu")
+    assert missing is not None and missing.code == "numpy-missing"

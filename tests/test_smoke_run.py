@@ -184,3 +184,31 @@ def test_compile_on_cpu_with_gcc() -> None:
     res = report.checks[-1]
     assert res.name == "compile" and res.status == "pass", res
     assert res.evidence["compile_s"] > 0
+
+
+@pytest.mark.torch
+def test_distributed_with_a_rendezvous_host_that_does_not_resolve_fails_before_torchrun() -> None:
+    # ".invalid" never resolves (RFC 2606): torchrun would retry it until its timeout.
+    for args in (
+        ("--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "node-0.invalid:29500"),
+        ("--nnodes", "2", "--master-addr", "node-0.invalid", "--master-port", "29500"),
+    ):
+        report = run_verify(
+            VerifyOptions(only=("distributed",), torchrun_args=args, detect_facts=False)
+        )
+        dist = report.checks[-1]
+        assert dist.name == "distributed" and dist.status == "fail", dist
+        assert "the rendezvous host 'node-0.invalid' does not resolve" in dist.message, dist
+        assert "torchrun was not started" in dist.message
+        assert "getent hosts node-0.invalid" in (dist.fix or "")
+        assert "argv" not in dist.evidence and not report.ok
+
+
+def test_the_rendezvous_host_is_read_from_torchruns_options() -> None:
+    from setup_env.act.smoke.runner import _rendezvous_host
+
+    assert _rendezvous_host(("--rdzv-endpoint", "node-0:29500")) == "node-0"
+    assert _rendezvous_host(("--rdzv-endpoint", "[fd00::1]:29500")) == "fd00::1"
+    assert _rendezvous_host(("--rdzv-endpoint", "node-0")) == "node-0"
+    assert _rendezvous_host(("--master-addr", "10.0.0.7", "--master-port", "1")) == "10.0.0.7"
+    assert _rendezvous_host(()) is None

@@ -319,3 +319,27 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return one_line(exc.strerror, 160)
     return one_line(str(exc) or type(exc).__name__, 160)
+
+
+def resolve_host(host: str, timeout: float) -> Optional[str]:
+    """Look ``host`` up as a connection to it would (``getaddrinfo``), within ``timeout``
+    seconds: None when it resolves, else why not (the resolver's message, or "no answer within
+    N s"). getaddrinfo takes no deadline, so it runs in a daemon thread, left behind when the
+    resolver hangs."""
+    import socket
+
+    outcome: list[Optional[str]] = []
+
+    def look_up() -> None:
+        try:
+            socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+            outcome.append(None)
+        except (OSError, UnicodeError) as exc:
+            outcome.append(one_line(str(exc.args[-1] if exc.args else exc)))
+
+    thread = threading.Thread(target=look_up, name="resolve", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not outcome:
+        return f"no answer within {timeout:g} s"
+    return outcome[0]

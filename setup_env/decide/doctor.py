@@ -649,7 +649,21 @@ def _platform_findings(facts: Facts) -> list[Finding]:
 def _nvidia_state_findings(facts: Facts) -> list[Finding]:
     out: list[Finding] = []
     nvidia = facts.nvidia
-    if nvidia is not None and nvidia.error:
+    if nvidia is not None and nvidia.error and nvidia.error_code == "gpu-unexaminable":
+        out.append(
+            Finding(
+                "gpu-unexaminable",
+                "error",
+                "the NVIDIA GPU could not be examined: nvidia-smi does not answer (a wedged "
+                "driver or GPU), so this is not a machine without a GPU",
+                evidence=(nvidia.error,),
+                fix="look for Xid errors in `sudo dmesg | grep -i xid`; stop what holds the GPU "
+                "and reset it (`sudo nvidia-smi -r -i <gpu>`) or reboot; check again when "
+                "`nvidia-smi` answers",
+                command="sudo dmesg | grep -i xid",
+            )
+        )
+    elif nvidia is not None and nvidia.error:
         # The probe's code decides (facts written before error_code existed: their prose).
         code = nvidia.error_code
         mismatch = code == "driver-library-mismatch" or (

@@ -21,7 +21,7 @@ from setup_env.knowledge.cuda import coverage, driver_fit, parse_cc, sm
 from setup_env.knowledge.variant import Variant
 
 if TYPE_CHECKING:
-    from setup_env.facts import Facts
+    from setup_env.facts import CpuInfo, Facts
     from setup_env.knowledge.matrix import Matrix
 
 PLAN_FIX = "run `setup-env plan` for the install command that fits this machine"
@@ -53,6 +53,24 @@ _LIB_PACKAGES: tuple[tuple[str, str], ...] = (
     ("libnvshmem", "nvidia-nvshmem"),
 )
 
+# What torch's x86_64 wheels execute without asking the CPU first. ATen picks its AVX2/AVX-512
+# kernels at run time from CPUID (ATEN_CPU_CAPABILITY: default, avx2, avx512), so those are not
+# required; the rest of the code is compiled for a baseline that has needed SSE4.1/SSE4.2
+# (pytorch/pytorch#116623: 2.1 SIGILL at import on a CPU without SSE4.1; oneDNN needs SSE4.1,
+# NixOS/nixpkgs#94220) and has carried AVX in the default path (pytorch/pytorch#43300, #37577:
+# SIGILL from libtorch_cpu.so at import on CPUs without AVX). /proc/cpuinfo flag names; SSE4.1
+# comes with every SSE4.2 CPU.
+X86_BASELINE = ("sse4_2", "avx")
+# The extensions a SIGILL report names as present (beyond the baseline), strongest last.
+_X86_SHOWN = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")
+
+_ISA_NAMES = {"sse4_2": "SSE4.2", "avx512f": "AVX-512F", "avx512_bf16": "AVX-512 BF16"}
+
+
+def _isa(flag: str) -> str:
+    return _ISA_NAMES.get(flag, "AMX" if flag == "amx_tile" else flag.upper())
+
+
 _SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}
 
 
@@ -67,32 +85,41 @@ def classify_error(
     torch_version: str | None = None,
     returncode: int | None = None,
     source_checkout: bool | None = None,
+    cpu: CpuInfo | None = None,
+    numpy_version: str | None = None,
 ) -> Diagnosis | None:
     """Cause and fix for a failure's text (traceback, warning, stderr tail), or None if unknown.
 
     ``returncode`` is the worker's exit status when it died (negative: killed by that signal).
     ``source_checkout``: whether the working directory holds a PyTorch source tree (None: not
     known); torch's "Failed to load PyTorch C extensions" blames one, but a deleted or truncated
-    ``torch/_C*.so`` in an installed torch says the same.
+    ``torch/_C*.so`` in an installed torch says the same. ``cpu``: the machine's CPU (its ISA
+    level and flags from /proc/cpuinfo; None: not known), which an illegal instruction is
+    judged against before the CPU is blamed. ``numpy_version``: the NumPy that imports in
+    that interpreter (None: none does), which makes torch's "Numpy is not available" an ABI
+    mismatch rather than a missing NumPy.
     """
     t = text or ""
     if returncode == -4 or "Illegal instruction" in t:
-        return Diagnosis(
-            "the CPU lacks an instruction set this torch build needs (illegal instruction)",
-            "install a build for this CPU (older CPUs without AVX2 need an older or source "
-            "build); " + PLAN_FIX,
-            "illegal-instruction",
-        )
+        return _illegal_instruction(cpu)
     if (
-        "compiled using NumPy 1.x cannot be run in" in t
-        or "_ARRAY_API not found" in t
-        or ("numpy.core.multiarray failed to import" in t)
+        "can't start new thread" in t
+        or "Thread creation failed" in t
+        or re.search(r"pthread_create.*(Resource temporarily unavailable|EAGAIN)", t)
+        or re.search(r"(\[Errno 11\]|fork: retry:?) Resource temporarily unavailable", t)
     ):
         return Diagnosis(
-            "NumPy ABI mismatch: a module built against NumPy 1.x is loaded with NumPy 2.x",
-            'pip install "numpy<2"  (or upgrade the module built for NumPy 1.x)',
-            "numpy-abi",
+            "this machine refuses new threads or processes (the process/thread limit is "
+            "reached: EAGAIN)",
+            "raise the limit: `ulimit -u` (RLIMIT_NPROC; /etc/security/limits.conf), a "
+            "container's pids limit (`docker run --pids-limit`, Kubernetes podPidsLimit, "
+            "systemd TasksMax), or end stray processes (`ps -eLf | wc -l` counts threads); "
+            "fewer threads per process with OMP_NUM_THREADS",
+            "process-limit",
         )
+    abi = _numpy_abi(t, torch_version, numpy_version)
+    if abi is not None:
+        return abi
     if "Numpy is not available" in t:
         return Diagnosis(
             "torch cannot reach NumPy (not installed in this environment)",
@@ -240,6 +267,111 @@ def classify_error(
             "crashed",
         )
     return None
+
+
+# NumPy's C ABI version: 0x1000009 for every NumPy 1.x since 1.0, 0x2000000 for 2.x (numpy's
+# numpy/_core/code_generators/cversions.txt; the RuntimeError numpy/numpy#25865 shows).
+_ABI_TEXT = re.compile(
+    r"module compiled against ABI version 0x([0-9a-fA-F]+) "
+    r"but this version of numpy is 0x([0-9a-fA-F]+)"
+)
+# The first torch built against NumPy 2 (pytorch/pytorch#107302: 2.3.0 validated with
+# numpy 2.0.0rc1 and 1.26.4); builds before it need NumPy 1.x.
+_TORCH_NUMPY2 = (2, 3)
+
+
+def _numpy_fix(constraint: str) -> str:
+    spec = f'"numpy{constraint}"' if constraint else "numpy"
+    return (
+        f"pip install --force-reinstall {spec}  (reinstall NumPy, not torch; or upgrade the "
+        "module built for the other NumPy)"
+    )
+
+
+def _numpy_abi(text: str, torch_version: str | None, numpy_version: str | None) -> Diagnosis | None:
+    """A NumPy whose C ABI is not the one a module (torch's NumPy bridge, or another) was
+    built against: the cause, and the NumPy to reinstall."""
+    have = f"NumPy {numpy_version}" if numpy_version else None
+    m = _ABI_TEXT.search(text)
+    if m:
+        built, running = int(m.group(1), 16) >> 24, int(m.group(2), 16) >> 24
+        if built != running:
+            return Diagnosis(
+                f"NumPy ABI mismatch: a module built against NumPy {built}.x is loaded with "
+                f"{have or f'NumPy {running}.x'}",
+                _numpy_fix("<2" if built < running else ">=2"),
+                "numpy-abi",
+            )
+    if (
+        "compiled using NumPy 1.x cannot be run in" in text
+        or "_ARRAY_API not found" in text
+        or "numpy.core.multiarray failed to import" in text
+    ):
+        return Diagnosis(
+            f"NumPy ABI mismatch: a module built against NumPy 1.x is loaded with "
+            f"{have or 'NumPy 2.x'}",
+            _numpy_fix("<2"),
+            "numpy-abi",
+        )
+    if "Numpy is not available" in text and numpy_version:
+        # NumPy imports, yet torch's bridge to it did not initialise: the ABI torch was built
+        # against is not this NumPy's.
+        major = _leading_int(numpy_version)
+        old_torch = _version_pair(torch_version) < _TORCH_NUMPY2
+        return Diagnosis(
+            f"{have} imports but torch cannot use it (Numpy is not available): the NumPy ABI "
+            "is not the one this torch was built against",
+            _numpy_fix("<2" if (major >= 2 and old_torch) else ""),
+            "numpy-abi",
+        )
+    return None
+
+
+def _leading_int(text: str) -> int:
+    m = re.match(r"\d+", text or "")
+    return int(m.group(0)) if m else 0
+
+
+def _version_pair(text: str | None) -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (99, 0)
+
+
+def _illegal_instruction(cpu: CpuInfo | None) -> Diagnosis:
+    """SIGILL: the CPU lacks what the build runs, or (when it has it) the build is at fault."""
+    flags = set(cpu.flags) if cpu is not None else set()
+    if cpu is None or not (cpu.isa_level or "").startswith("x86-64"):
+        # Not an x86 CPU whose flags were read: no comparison to make.
+        return Diagnosis(
+            "illegal instruction inside torch: the CPU may lack an instruction set this build "
+            "uses (not checked: no x86 CPU flags to compare)",
+            "compare `grep -m1 flags /proc/cpuinfo` with the build (x86_64 wheels need "
+            f"{', '.join(_isa(f) for f in X86_BASELINE)}); " + PLAN_FIX,
+            "illegal-instruction",
+        )
+    missing = [f for f in X86_BASELINE if f not in flags]
+    if missing:
+        names = ", ".join(_isa(f) for f in missing)
+        return Diagnosis(
+            f"the CPU lacks {names}, which torch's x86_64 wheels run without checking "
+            "(illegal instruction)",
+            "run on a CPU with "
+            + ", ".join(_isa(f) for f in X86_BASELINE)
+            + " (a VM: expose the host CPU's flags, e.g. QEMU `-cpu host`), or build torch from "
+            "source for this CPU",
+            "cpu-lacks-isa",
+        )
+    has = [_isa(f) for f in (*X86_BASELINE, *_X86_SHOWN) if f in flags]
+    return Diagnosis(
+        f"illegal instruction inside torch although the CPU has {'/'.join(has)}: a build "
+        "compiled for another CPU (a source or conda build with -march=native elsewhere, a "
+        "library on LD_PRELOAD/LD_LIBRARY_PATH built for a newer CPU) or a corrupt install, "
+        "not the CPU",
+        "pip install --force-reinstall --no-cache-dir torch (the official wheel for this "
+        "machine: " + PLAN_FIX + "); check LD_PRELOAD and LD_LIBRARY_PATH; "
+        "ATEN_CPU_CAPABILITY=default narrows it to ATen's vector kernels if it then passes",
+        "illegal-instruction-build",
+    )
 
 
 def last_line(text: str) -> str:
@@ -422,8 +554,21 @@ def decide_device(
             ev,
             diag.fix if diag else PLAN_FIX,
         )
+    nvidia = facts.nvidia if facts is not None else None
+    wedged = nvidia is not None and nvidia.error_code == "gpu-unexaminable"
+    if kind == "cpu" and nvidia is not None and wedged and requested in (None, "", "auto"):
+        # An NVIDIA GPU on the bus whose nvidia-smi does not answer: not a CPU machine.
+        ev["nvidia_error"] = nvidia.error
+        return result(
+            "device",
+            "fail",
+            f"{nvidia.error}; verify ran on the CPU only",
+            ev,
+            "look for Xid errors in `sudo dmesg | grep -i xid`; reset the GPU (`sudo nvidia-smi "
+            "-r -i <gpu>`) or reboot, then verify again",
+        )
     note = ""
-    if kind == "cpu" and have:
+    if kind == "cpu" and (have or wedged):
         note = " (chosen with --device; this machine also has a GPU)"
     return result("device", "pass", f"running on {label}{note}", ev)
 

@@ -59,6 +59,8 @@ def machine_lines(
         rows.append(("GPU", ", ".join(f"{g.index}: {g.name}" for g in gpus)))
     elif facts.apple is not None and facts.apple.chip:
         rows.append(("GPU", f"{facts.apple.chip} (MPS)"))
+    elif facts.nvidia is not None and facts.nvidia.error_code == "gpu-unexaminable":
+        rows.append(("GPU", "NVIDIA, could not be examined (nvidia-smi does not answer)"))
     else:
         rows.append(("GPU", "none"))
     if facts.nvidia is not None and facts.nvidia.driver_version:

@@ -51,9 +51,14 @@ def run(backend: str, size_mb: float, budget_s: float) -> Dict[str, Any]:
         t = (idx % 97) * (rank + 1)
         dist.all_reduce(t)
         expected = (idx % 97) * (world * (world + 1) / 2)
-        bad = int((t != expected).sum().item())
+        mismatch = t != expected
+        bad = int(mismatch.sum().item())
         out["correct"] = bad == 0
         out["wrong_values"] = bad
+        out["checked"] = n_check
+        if bad:  # which elements, what this rank saw, what the sum should be
+            at = mismatch.nonzero().flatten()[:5].tolist()
+            out["wrong_sample"] = [[i, float(t[i].item()), float(expected[i].item())] for i in at]
         # Bandwidth: a fixed number of iterations so every rank runs the same collectives.
         numel = max(1, int(size_mb * (1 << 20) / 4))
         buf = torch.ones(numel, dtype=torch.float32, device=dev)

@@ -37,7 +37,7 @@ from setup_env.decide.smoke_model import (
 )
 
 if TYPE_CHECKING:
-    from setup_env.facts import Facts
+    from setup_env.facts import CpuInfo, Facts
 
 Progress = Callable[[CheckResult], None]
 
@@ -126,9 +126,14 @@ class _Child:
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.noise: collections.deque[str] = collections.deque(maxlen=50)
         self._out_thread = threading.Thread(target=self._read_out, daemon=True)
-        self._out_thread.start()
         self._err_thread = threading.Thread(target=self._read_err, daemon=True)
-        self._err_thread.start()
+        try:
+            self._out_thread.start()
+            self._err_thread.start()
+        except BaseException:  # no thread to read it (a thread limit): no child left behind
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            raise
 
     def _read_out(self) -> None:
         assert self.proc.stdout is not None
@@ -205,8 +210,13 @@ class _FactsThread:
         self.error: str | None = None
         self._thread: threading.Thread | None = None
         if self.facts is None and options.detect_facts:
-            self._thread = threading.Thread(target=self._run, daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._run, daemon=True)
+            try:
+                thread.start()
+            except RuntimeError as exc:  # "can't start new thread": verify runs without facts
+                self.error = f"{type(exc).__name__}: {exc}"
+            else:
+                self._thread = thread
 
     def _run(self) -> None:
         try:
@@ -310,8 +320,29 @@ class _Run:
 def run_verify(options: VerifyOptions, progress: Progress | None = None) -> VerifyReport:
     """Run the checks; ``progress`` gets each CheckResult as it finishes."""
     run = _Run(options, progress)
+    t0 = time.monotonic()
     try:
         return _verify(run, options)
+    except (RuntimeError, OSError) as exc:
+        # No thread or process could be started (the process/thread limit, EAGAIN): a finding
+        # about this machine, reported on the check that could not run; anything else is a bug.
+        diag = decide.classify_error(f"{type(exc).__name__}: {exc}")
+        if diag is None or diag.code != "process-limit":
+            raise
+        done = {r.name for r in run.results}
+        name = next((n for n in selected_checks(options) if n not in done), "import")
+        run.report(
+            CheckResult(
+                name,
+                "fail",
+                0.0,
+                f"could not start the verify worker or its threads: {diag.cause}",
+                None,
+                {"error": f"{type(exc).__name__}: {exc}"},
+                diag.fix,
+            )
+        )
+        return _finish(run, t0)
     finally:  # Ctrl-C or an error in a progress callback: no worker outlives us
         run.kill_all()
 
@@ -353,7 +384,9 @@ def _verify(run: _Run, options: VerifyOptions) -> VerifyReport:
     status: Any = "pass"
     fix = None
     for text in [*info.get("import_warnings", []), str(info.get("numpy_error") or "")]:
-        diag = decide.classify_error(text, torch_version=info.get("torch_version"))
+        diag = decide.classify_error(
+            text, torch_version=info.get("torch_version"), numpy_version=info.get("numpy")
+        )
         if diag is not None:
             status, fix = "warn", diag.fix
             imp_msg += f"; {diag.cause}"
@@ -448,7 +481,7 @@ def _import_failed(
         )
         rc = ev.get("returncode")
         stderr = str(ev.get("stderr", ""))
-        diag = decide.classify_error(stderr, returncode=rc)
+        diag = decide.classify_error(stderr, returncode=rc, cpu=_cpu(run))
         if state == "timeout":
             limit = DEVICE_PROBE_TIMEOUT_S * run.scale
             msg = (
@@ -512,7 +545,7 @@ def _import_failed(
                 )
             )
         else:
-            diag = decide.classify_error(stderr, returncode=rc)
+            diag = decide.classify_error(stderr, returncode=rc, cpu=_cpu(run))
             msg = f"the process importing torch died ({_rc_text(rc)})"
             if diag:
                 msg += f": {diag.cause}"
@@ -531,6 +564,12 @@ def _import_failed(
         if n != "import":
             run.report(CheckResult(n, "skip", 0.0, "torch did not import"))
     return torch_missing, error
+
+
+def _cpu(run: _Run) -> CpuInfo | None:
+    """The CPU facts (flags, ISA level) a crash is judged against, when detected."""
+    facts = run.facts_thread.get()
+    return facts.cpu if facts is not None else None
 
 
 def _source_checkout_here() -> bool:
@@ -563,9 +602,13 @@ def _finalize(run: _Run, raw: dict[str, Any]) -> CheckResult:
         fix=raw.get("fix"),
     )
     if res.status == "fail":
+        text = res.message + "\n" + str(res.evidence.get("traceback", ""))
+        if "numpy" in res.message.lower():  # what torch said of NumPy when it imported
+            text += "\n" + "\n".join(str(w) for w in run.info.get("import_warnings") or [])
         diag = decide.classify_error(
-            res.message + "\n" + str(res.evidence.get("traceback", "")),
+            text,
             torch_version=run.info.get("torch_version"),
+            numpy_version=run.info.get("numpy"),
         )
         if diag is not None:
             res = CheckResult(
@@ -575,7 +618,8 @@ def _finalize(run: _Run, raw: dict[str, Any]) -> CheckResult:
                 f"{res.message} ({diag.cause})",
                 res.device,
                 res.evidence,
-                res.fix or diag.fix,
+                # The NumPy to reinstall is decided here, knowing torch's and NumPy's versions.
+                diag.fix if diag.code == "numpy-abi" else (res.fix or diag.fix),
             )
         if "traceback" in res.evidence:
             ev = dict(res.evidence)
@@ -636,7 +680,7 @@ def _run_items(
             rc = child.returncode()
             stderr = child.stderr_text()
             diag = decide.classify_error(
-                stderr, returncode=rc, torch_version=run.info.get("torch_version")
+                stderr, returncode=rc, torch_version=run.info.get("torch_version"), cpu=_cpu(run)
             )
             msg = f"the worker died during this check ({_rc_text(rc)})"
             if diag is not None:
@@ -698,6 +742,26 @@ def _run_distributed(run: _Run) -> CheckResult:
     nproc = options.nproc_per_node or (max(count, 1) if backend != "gloo" else 2)
     size_mb = 8.0 if backend == "gloo" else 256.0
     started = time.monotonic()
+    host = _rendezvous_host(options.torchrun_args)
+    if host is not None:
+        # torchrun retries a name that does not resolve until its rendezvous timeout (minutes):
+        # ask the resolver first, as the ranks would.
+        from setup_env.bounded.net import resolve_host
+
+        why = resolve_host(host, RESOLVE_TIMEOUT_S * run.scale)
+        if why is not None:
+            return CheckResult(
+                "distributed",
+                "fail",
+                round(time.monotonic() - started, 3),
+                f"the rendezvous host {host!r} does not resolve on this node ({why}); "
+                "torchrun was not started",
+                None,
+                {"rendezvous_host": host, "resolver": why},
+                f"check the name given to --rdzv-endpoint/--master-addr and this node's DNS "
+                f"(`getent hosts {host}`); under SLURM use the first node of "
+                "`scontrol show hostnames $SLURM_JOB_NODELIST`",
+            )
     with tempfile.TemporaryDirectory(prefix="setup-env-dist-") as out:
         rdzv = list(options.torchrun_args) or ["--standalone"]
         argv = [
@@ -755,9 +819,25 @@ def _run_distributed(run: _Run) -> CheckResult:
         "ranks": ranks,
     }
     errors = [r for r in ranks if r.get("error")]
+    wrong = [r for r in ranks if not r.get("error") and not r.get("correct")]
+    if wrong and not errors:  # the ranks exit 1 then: torchrun's own failure says nothing more
+        return CheckResult(
+            "distributed",
+            "fail",
+            duration,
+            f"all-reduce returned wrong values on {len(wrong)} of {len(ranks)} local ranks: "
+            + "; ".join(_wrong_text(r) for r in sorted(wrong, key=_rank_of)[:4]),
+            None,
+            ev,
+            "a rank whose all-reduce disagrees: check that rank's GPU and links "
+            "(`nvidia-smi topo -m`, NCCL_DEBUG=INFO) and its torch/NCCL versions against the "
+            "others",
+        )
     if errors or not ranks or rc != 0:
         stderr = child.stderr_text()
-        text = "\n".join(str(r.get("error")) for r in errors) or decide.last_line(stderr)
+        text = "\n".join(
+            f"rank {r.get('rank')}: {r.get('error')}" for r in sorted(errors, key=_rank_of)
+        ) or _torchrun_cause(stderr)
         diag = decide.classify_error(text + "\n" + stderr)
         ev["stderr"] = _tail(stderr, 10)
         msg = f"torchrun ({backend}, {nproc} per node) failed ({_rc_text(rc)})"
@@ -766,18 +846,7 @@ def _run_distributed(run: _Run) -> CheckResult:
         return CheckResult(
             "distributed", "fail", duration, msg, None, ev, diag.fix if diag else None
         )
-    wrong = [r for r in ranks if not r.get("correct")]
     world = ranks[0].get("world_size")
-    if wrong:
-        return CheckResult(
-            "distributed",
-            "fail",
-            duration,
-            f"all-reduce returned wrong values on {len(wrong)} of {len(ranks)} local ranks",
-            None,
-            ev,
-            None,
-        )
     r0 = min(ranks, key=lambda r: int(r.get("rank", 0)))
     busbw = r0.get("busbw_gbps")
     mib = int(r0.get("bytes", 0)) / (1 << 20)
@@ -793,6 +862,49 @@ def _run_distributed(run: _Run) -> CheckResult:
         None,
         ev,
     )
+
+
+# How long the rendezvous host may take to resolve (times --timeout-scale).
+RESOLVE_TIMEOUT_S = 5.0
+
+
+def _rendezvous_host(torchrun_args: Sequence[str]) -> str | None:
+    """The host torchrun's ranks will connect to (--rdzv-endpoint HOST[:PORT] or
+    --master-addr HOST), without brackets; None for a --standalone run."""
+    args = list(torchrun_args)
+    for flag in ("--rdzv-endpoint", "--master-addr"):
+        if flag in args[:-1]:
+            value = args[args.index(flag) + 1]
+            if value.startswith("["):
+                return value[1 : value.find("]")] or None
+            return (value.rsplit(":", 1)[0] if flag == "--rdzv-endpoint" else value) or None
+    return None
+
+
+def _rank_of(r: Mapping[str, Any]) -> int:
+    try:
+        return int(r.get("rank", -1))
+    except (TypeError, ValueError):
+        return -1
+
+
+def _wrong_text(r: Mapping[str, Any]) -> str:
+    """ "rank 1: 3 of 65536 elements wrong, [5] = 11 (expected 10)"."""
+    text = f"rank {r.get('rank')}: {r.get('wrong_values')} of {r.get('checked')} elements wrong"
+    sample = r.get("wrong_sample") or []
+    if sample and isinstance(sample[0], list) and len(sample[0]) == 3:
+        i, got, want = sample[0]
+        text += f", [{i}] = {got:g} (expected {want:g})"
+    return text
+
+
+def _torchrun_cause(stderr: str) -> str:
+    """The line of torchrun's output that says what failed: not its closing "To enable
+    traceback see ..." nor the banner lines around it."""
+    skip = ("To enable traceback", "traceback :", "error_file", "Root Cause", "Failures:")
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    kept = [ln for ln in lines if not any(s in ln for s in skip) and set(ln) - set("=-[] ")]
+    return decide.last_line("\n".join(kept))
 
 
 def _finish(

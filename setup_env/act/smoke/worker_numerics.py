@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 
 class CheckFailed(Exception):
@@ -31,7 +31,8 @@ class CheckSkipped(Exception):
         self.evidence = evidence or {}
 
 
-# Unit roundoff of each compute dtype (2^-p, p = significand bits incl. the implicit one).
+# Unit roundoff of each compute dtype: u = 2^-p, p = significand bits with the implicit one
+# (IEEE 754 binary16: p = 11; bfloat16: p = 8; TF32 keeps binary16's 10 stored bits: p = 11).
 UNIT_ROUNDOFF = {
     "float64": 2.0**-53,
     "float32": 2.0**-24,
@@ -39,33 +40,99 @@ UNIT_ROUNDOFF = {
     "float16": 2.0**-11,
     "bfloat16": 2.0**-8,
 }
+# Half the smallest subnormal of each result dtype: the absolute error of a rounding in the
+# subnormal range, where the relative bound u does not hold (Higham 2002, eq. 2.8: fl(x) =
+# x(1 + d) + e, |e| <= this). A softmax probability of e^-18 is subnormal in float16.
+UNDERFLOW = {
+    "float64": 2.0**-1075,
+    "float32": 2.0**-150,
+    "tf32": 2.0**-150,
+    "float16": 2.0**-25,
+    "bfloat16": 2.0**-134,
+}
+# lambda of the probabilistic bound below: each element's bound fails with probability at most
+# 2*k*exp(-lambda^2/2) (Higham & Mary 2019, Theorem 2.4), 3e-11 for k = 2^16 at lambda = 8.
+LAMBDA = 8.0
+
+Tol = Tuple[float, float]
 
 
-def tolerance(dtype_label: str, k: int) -> float:
-    """Allowed error, as a fraction of the componentwise bound sum_k |a_ik||b_kj|.
+def growth(k: int) -> float:
+    """How many unit roundoffs a length-k sum may lose, relative to the sum of |terms|.
 
-    Rounding error of a length-k dot product grows like u*sqrt(k) for random data (u*k worst
-    case); 4*u*sqrt(k) plus one output rounding leaves room for blocked/split-k kernels while a
-    wrong kernel (errors of order 1) still fails by orders of magnitude.
+    The worst case is k*u (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., eq.
+    3.5: gamma_k); rounding errors that are independent and of mean zero give lambda*sqrt(k)*u
+    (Higham & Mary, "A New Approach to Probabilistic Rounding Error Analysis", SIAM J. Sci.
+    Comput. 41(5), 2019, Theorem 3.1). The smaller of the two.
     """
-    u = UNIT_ROUNDOFF[dtype_label]
-    return 4.0 * u * math.sqrt(max(k, 1)) + u
+    k = max(int(k), 1)
+    return min(float(k), LAMBDA * math.sqrt(k))
+
+
+def tolerance(dtype_label: str, k: int, accumulate: Optional[str] = None) -> Tol:
+    """The error model of a result in ``dtype_label`` reduced over ``k`` terms: (rel, coef), so
+    that ``|result - exact| <= rel * |exact| + coef * bound`` elementwise, where ``bound`` is the
+    sum of the terms' magnitudes (``|a| @ |b|`` for a product).
+
+    * ``rel = u(dtype)``: the one rounding of the result to its dtype (round to nearest is off by
+      at most u relative; a hard bound, no safety factor);
+    * ``coef = growth(k) * u(accumulate)``: the sum, accumulated in ``accumulate`` (float32 for
+      float16/bfloat16 in CPU kernels and cuBLAS without reduced-precision reductions; the dtype
+      itself where partial sums are stored in it);
+    * TF32 rounds each input to 11 bits inside the kernel: ``2 * u(tf32)`` per product, summed
+      over the terms (so times ``bound``), accumulated in float32.
+
+    With float32 accumulation, bfloat16 (u = 2^-8 = 0.39%) allows 0.39% of |exact| plus a few
+    float32 roundoffs of the bound, so a result 1% off fails (by about 1.5x after the result's
+    own rounding); float16 (u = 2^-11 = 0.049%) by about 20x.
+    """
+    acc = accumulate or ("float32" if dtype_label in ("float16", "bfloat16", "tf32") else None)
+    acc = acc or dtype_label
+    if dtype_label == "tf32":
+        return UNIT_ROUNDOFF["float32"], (
+            2 * UNIT_ROUNDOFF["tf32"] + growth(k) * UNIT_ROUNDOFF[acc]
+        )
+    return UNIT_ROUNDOFF[dtype_label], growth(k) * UNIT_ROUNDOFF[acc]
+
+
+def accumulation(torch: Any, dev: str, label: str) -> str:
+    """The precision partial sums are kept in, for a float16/bfloat16 result on ``dev``.
+
+    CPU kernels (oneDNN, the ATen fallbacks) accumulate float16/bfloat16 in float32. cuBLAS
+    does too unless torch allows reduced-precision reductions (split-K partial sums stored in
+    the dtype; ``torch.backends.cuda.matmul.allow_{fp16,bf16}_reduced_precision_reduction``, on
+    by default). Other devices: not known, so the dtype itself (the looser model).
+    """
+    if label not in ("float16", "bfloat16"):
+        return "float32" if label == "tf32" else label
+    kind = dev.split(":")[0]
+    if kind == "cpu":
+        return "float32"
+    if kind == "cuda" and not getattr(torch.version, "hip", None):
+        flags = torch.backends.cuda.matmul
+        name = "allow_fp16_reduced_precision_reduction"
+        if label == "bfloat16":
+            name = "allow_bf16_reduced_precision_reduction"
+        return label if bool(getattr(flags, name, True)) else "float32"
+    return label
 
 
 def within_tolerance(
-    torch: Any, result: Any, reference: Any, bound: Any, tol: float
+    torch: Any, result: Any, reference: Any, bound: Any, tol: Union[float, Tol]
 ) -> Tuple[bool, float, int]:
-    """(ok, worst error as a fraction of the tolerance, count of non-finite values).
+    """(ok, worst error as a fraction of what is allowed, count of non-finite values).
 
-    ``reference`` and ``bound`` are float64 CPU tensors (the exact product and the product of
-    absolute values). NaN or Inf anywhere in the result never passes.
+    ``reference`` and ``bound`` are float64 CPU tensors (the exact result and the sum of the
+    terms' magnitudes); ``tol`` is :func:`tolerance`'s (rel, coef), or a bare coefficient of the
+    bound. NaN or Inf anywhere in the result never passes.
     """
+    rel, coef = (0.0, float(tol)) if isinstance(tol, (int, float)) else tol
     res = result.detach().to("cpu", torch.float64)
     if res.shape != reference.shape:
         return False, float("inf"), 0
     nonfinite = int((~torch.isfinite(res)).sum().item())
     err = (res - reference).abs()
-    allowed = bound.abs() * tol + 1e-300
+    allowed = reference.abs() * rel + bound.abs() * coef + 1e-300
     worst = float((err / allowed).max().item()) if err.numel() else 0.0
     ok = nonfinite == 0 and worst <= 1.0  # NaN <= 1.0 is False as well
     return ok, worst, nonfinite
@@ -263,9 +330,12 @@ class Case:
 
     ``make(gen)`` gives float32 host tensors; each is rounded to the dtype under test first, so
     the reference sees exactly the values the device does. ``ref(R, *arrays)`` returns (expected,
-    scale): the error allowed is ``tol * scale`` elementwise, ``tol`` from the dtype's unit
-    roundoff and the reduction length ``k`` (see :func:`tolerance`). ``rows`` (a count) compares
-    only a sample of the result's leading rows: the big products are checked on a slice.
+    bound[, between]): the error allowed is ``u(dtype) * |expected| + growth(k) *
+    u(accumulation) * bound`` elementwise (see :func:`tolerance`; plus the underflow term),
+    ``bound`` being the sum of the magnitudes of what the op adds up, and ``u(dtype) *
+    |between|`` where the kernel rounds one intermediate of that size to the dtype.
+    ``rows`` (a count) compares only a sample of the result's leading rows: the big products are
+    checked on a slice.
     """
 
     def __init__(
@@ -273,14 +343,13 @@ class Case:
         name: str,
         make: Callable[[Any], Tuple[Any, ...]],
         op: Callable[..., Any],
-        ref: Callable[..., Tuple[Any, Any]],
+        ref: Callable[..., Tuple[Any, ...]],
         k: int,
-        slack: float = 1.0,
         dtypes: Optional[Tuple[str, ...]] = None,
         rows: Optional[Callable[[Any], Any]] = None,
     ) -> None:
         self.name, self.make, self.op, self.ref = name, make, op, ref
-        self.k, self.slack, self.dtypes, self.rows = k, slack, dtypes, rows
+        self.k, self.dtypes, self.rows = k, dtypes, rows
 
 
 def _wrong_result_fix(torch: Any, ops: Tuple[str, ...]) -> str:
@@ -339,12 +408,16 @@ def _run_cases(
                 sel = case.rows(gen)
                 out = out.detach().to("cpu").index_select(-2, sel)
                 host = [host[0].index_select(-2, sel), *host[1:]]
-            expected, scale = case.ref(R, *[R.arr(t) for t in host])
-            tol = tolerance(label, case.k) * case.slack
+            got: Tuple[Any, ...] = case.ref(R, *[R.arr(t) for t in host])
+            expected, bound, between = got[0], got[1], got[2:]
+            rel, coef = tolerance(label, case.k, accumulation(torch, dev, label))
             if out.dtype != dtype:
                 failures.append(f"{case.name} ({label}): result dtype {out.dtype}")
                 continue
-            ok, worst, nonfinite = R.compare(out, expected, scale * tol)
+            allowed = R.abs(expected) * rel + bound * (coef * (1 + rel)) + UNDERFLOW[label]
+            if between:  # one intermediate the kernel stores in the dtype: its rounding too
+                allowed = allowed + R.abs(between[0]) * UNIT_ROUNDOFF[label]
+            ok, worst, nonfinite = R.compare(out, expected, allowed)
             worst_all = max(worst_all, worst)
             if not ok:
                 failures.append(
@@ -516,21 +589,29 @@ def check_softmax(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
     """softmax and log-softmax over the last dimension (every attention and every loss)."""
     f = torch.nn.functional
 
+    n = 333
+
     def make(gen: Any) -> Tuple[Any, ...]:
-        return (3.0 * torch.randn(8, 333, generator=gen),)
+        return (3.0 * torch.randn(8, n, generator=gen),)
 
+    # Both are computed in the accumulation precision and rounded once. With s = x - max(x):
+    # exp(s_i) is off by about u*(|s_i| + 1) relative, the sum of the (positive) exponentials
+    # by growth(n)*u relative, so p_i by u*(|s_i| + 2) relative plus the sum's share.
     def ref_soft(R: Any, x: Any) -> Tuple[Any, Any]:
-        p = _softmax_ref(R, x)
-        return p, 8.0 * (p + R.amax(p, -1) * 1e-3)
-
-    def ref_log(R: Any, x: Any) -> Tuple[Any, Any]:
         s = x - R.amax(x, -1)
-        out = s - R.log(R.sum(R.exp(s), -1))
-        return out, 8.0 * (R.abs(out) + 1.0)
+        p = _softmax_ref(R, x)
+        return p, p * (R.abs(s) + 2.0)
+
+    # s_i - log(sum exp(s)): |s_i| rounded, the log of a sum off by growth(n)*u relative. The
+    # CPU kernel stores max(x) + log(sum) in the dtype before subtracting it from x: that too.
+    def ref_log(R: Any, x: Any) -> Tuple[Any, ...]:
+        s = x - R.amax(x, -1)
+        lse = R.log(R.sum(R.exp(s), -1))
+        return s - lse, R.abs(s) + R.abs(lse) + 1.0, R.amax(x, -1) + lse
 
     cases = [
-        Case("softmax", make, lambda x: f.softmax(x, dim=-1), ref_soft, 1),
-        Case("log_softmax", make, lambda x: f.log_softmax(x, dim=-1), ref_log, 1),
+        Case("softmax", make, lambda x: f.softmax(x, dim=-1), ref_soft, n),
+        Case("log_softmax", make, lambda x: f.log_softmax(x, dim=-1), ref_log, n),
     ]
     ev = _run_cases(
         torch, dev, cases, ("torch.nn.functional.softmax", "torch.nn.functional.log_softmax")
@@ -550,10 +631,13 @@ def check_layer_norm(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
             torch.randn(n, generator=gen),
         )
 
+    # The mean is off by growth(n)*u*mean|x|, which xhat sees divided by the deviation; the
+    # variance by growth(n)*u relative, which scales xhat by half that.
     def ref(R: Any, x: Any, w: Any, b: Any) -> Tuple[Any, Any]:
         c = x - R.mean(x, -1)
-        xhat = c / R.sqrt(R.mean(c * c, -1) + 1e-5)
-        return xhat * w + b, R.abs(xhat * w) + R.abs(b) + R.abs(w)
+        std = R.sqrt(R.mean(c * c, -1) + 1e-5)
+        xhat = c / std
+        return xhat * w + b, R.abs(w) * (R.abs(xhat) + R.mean(R.abs(x), -1) / std) + R.abs(b)
 
     cases = [Case("layer_norm 16x257", make, lambda x, w, b: f.layer_norm(x, (n,), w, b), ref, n)]
     ev = _run_cases(torch, dev, cases, ("torch.nn.functional.layer_norm",))
@@ -568,17 +652,22 @@ def check_attention(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
     def make(gen: Any) -> Tuple[Any, ...]:
         return tuple(torch.randn(bsz, heads, length, d, generator=gen) for _ in range(3))
 
-    def ref(causal: bool) -> Callable[..., Tuple[Any, Any]]:
-        def attn(R: Any, q: Any, k: Any, v: Any) -> Tuple[Any, Any]:
+    def ref(causal: bool) -> Callable[..., Tuple[Any, ...]]:
+        def attn(R: Any, q: Any, k: Any, v: Any) -> Tuple[Any, ...]:
             kt = R.swap(k)
             s = R.matmul(q, kt) / math.sqrt(d)
             sb = R.matmul(R.abs(q), R.abs(kt)) / math.sqrt(d)
             if causal:
                 s = R.where(R.tril(length, length), s, -math.inf)
             p = _softmax_ref(R, s)
-            # Score errors (relative to |q||k|) scale the output error by up to 1 + max|s|.
+            # An error in the scores (their sum's, relative to |q||k|) moves each probability
+            # by up to (1 + max|s|) times it, relative; the probabilities are then summed
+            # against v: bound sum p|v| times that spread. Kernels store the scores and the
+            # probabilities in the dtype (the math path; the CPU flash kernel's P @ V): one
+            # rounding of an intermediate of that same size.
             spread = 1.0 + float(sb.max())
-            return R.matmul(p, v), spread * (R.matmul(p, R.abs(v)) + 1e-3)
+            bound = spread * R.matmul(p, R.abs(v))
+            return R.matmul(p, v), bound, bound
 
         return attn
 
@@ -597,8 +686,11 @@ def check_reduction(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
     """sum over a long vector and over the rows of a matrix; mean."""
     n = 1 << 16
 
+    # A mean away from zero: the sum is then of the order of the sum of |x| and a result 1% off
+    # stands out of the accumulation error even in bfloat16 (zero-mean data cancels to ~sqrt(n),
+    # below what growth(n) rounding errors may add).
     def make(gen: Any) -> Tuple[Any, ...]:
-        return (torch.randn(n, generator=gen),)
+        return (torch.randn(n, generator=gen) + 0.5,)  # sum ~32768: float16 holds it
 
     def ref_sum(R: Any, x: Any) -> Tuple[Any, Any]:
         return R.sum(x, 0), R.sum(R.abs(x), 0)
@@ -664,6 +756,10 @@ def check_optimizer(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
                 opt.step()
             break
     got = [float(x) for x in param.detach().to("cpu").tolist()]
+    # About 12 float32 roundings a step (decay, two moments, bias corrections, sqrt, divide,
+    # update), each of the parameter's size or of the step's (lr per step, Adam's update being
+    # about lr in size): u|p| + k u (|p| + lr * steps), k = 12 * steps.
+    rel, coef = tolerance("float32", 12 * len(grads))
     worst = 0.0
     bad = 0
     for i, p in enumerate(float(x) for x in p0.tolist()):
@@ -674,7 +770,7 @@ def check_optimizer(torch: Any, dev: str) -> Tuple[str, Dict[str, Any]]:
             v = b2 * v + (1 - b2) * g * g
             mhat, vhat = m / (1 - b1**t), v / (1 - b2**t)
             p -= lr * mhat / (math.sqrt(vhat) + eps)
-        err = abs(got[i] - p) / (1e-5 * (abs(p) + lr))
+        err = abs(got[i] - p) / (rel * abs(p) + coef * (abs(p) + lr * len(grads)))
         if not err <= 1.0:
             bad += 1
         worst = max(worst, err) if err == err else float("inf")

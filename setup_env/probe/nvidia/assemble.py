@@ -79,6 +79,32 @@ def _catalogue_notes(acc: _Acc) -> None:
                 )
 
 
+# nvidia-smi hung or failed without saying why (a known failure sets acc.error itself).
+_SMI_BROKE = {"nvidia-smi-timeout": "hung", "nvidia-smi-failed": "failed"}
+
+
+def _unexaminable(host: Host, acc: _Acc) -> None:
+    """No GPU read, nvidia-smi hung or failed, and an NVIDIA display device on the PCI bus: the
+    GPU is there but could not be examined (a wedged driver), which is not "no GPU"."""
+    if acc.gpus or acc.error is not None:
+        return
+    broke = next((_SMI_BROKE[n.code] for n in acc.notes if n.code in _SMI_BROKE), None)
+    if broke is None:
+        return
+    from setup_env.probe.pci import VENDOR_NVIDIA, display_devices
+
+    on_bus = [d.bus_id for d in display_devices(host) if d.vendor == VENDOR_NVIDIA]
+    if not on_bus:
+        return
+    acc.fail(
+        "gpu-unexaminable",
+        f"the GPU could not be examined: {len(on_bus)} NVIDIA GPU(s) on the PCI bus "
+        f"({', '.join(on_bus[:4])}{', ...' if len(on_bus) > 4 else ''}) but nvidia-smi {broke}",
+        "nvidia-smi",
+        "error",
+    )
+
+
 def detect(host: Host) -> tuple[NvidiaInfo | None, list[Note]]:
     acc = _Acc()
     if (host.env("SETUP_ENV_NO_NVML") or "").strip().lower() not in ("1", "true", "yes"):
@@ -92,6 +118,7 @@ def detect(host: Host) -> tuple[NvidiaInfo | None, list[Note]]:
         if smi is not None:
             _from_smi(host, smi, acc)
     _from_files(host, acc)
+    _unexaminable(host, acc)
     _overrides(host, acc)
     if not acc.seen and not acc.gpus:
         return None, acc.notes
