@@ -296,6 +296,13 @@ def test_script_is_shellcheck_clean(tmp_path: Path) -> None:
         ("--time", "1h"),
         ("--out-dir", "out/$(reboot)"),
         ("--out-dir", "../../etc"),
+        ("--out-dir", "$PATH/x"),
+        ("--out-dir", "~root/x"),
+        ("--out-dir", "${SLURM_JOB_ID/x"),
+        ("--out-dir", "${USER}x}"),
+        ("--module", "a b"),
+        ("--cpus-per-node", "0"),
+        ("--instance-type", "no-such.type"),
         ("--setup-env", "'unclosed"),
     ],
 )
@@ -316,7 +323,8 @@ def test_values_land_in_the_script_quoted(capsys: pytest.CaptureFixture[str]) ->
         assert main(["fleet", "slurm", "--nodes", "3", "--setup-env", command]) == 0
         text = capsys.readouterr().out
         assert expected + "\n" in text
-        assert "#SBATCH --nodes=3" in text and "--nnodes 3" in text
+        assert "#SBATCH --nodes=3" in text and "NODES=${SLURM_JOB_NUM_NODES:-3}" in text
+        assert '--nnodes "$NODES"' in text
 
 
 # --- the script's logic on three nodes, under a stand-in srun ----------------------------------
@@ -330,22 +338,28 @@ def test_values_land_in_the_script_quoted(capsys: pytest.CaptureFixture[str]) ->
 # real `fleet report`.
 
 STUB_SRUN = r"""#!/bin/bash
-out="" err=""
+out="" err="" opts=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --output=*) out=${1#--output=} ;;
     --error=*) err=${1#--error=} ;;
-    --*) ;;
+    --*) opts+=("$1") ;;
     *) break ;;
   esac
   shift
 done
+args="${opts[*]} $*"
+echo "${args//$'\n'/ }" >>"$STUB_ARGS"
 rc=0
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; exit 143' TERM
 for node in $STUB_NODES; do
   case " ${STUB_DEAD:-} " in *" $node "*) rc=1; continue ;; esac
-  STUB_NODE=$node "$@" >"${out//%N/$node}" 2>"${err//%N/$node}" &
+  argv=("$@")
+  case " ${STUB_MISSING:-} " in  # setup-env is not on this node: its path leads nowhere there
+    *" $node "*) argv=("${argv[@]/#$STUB_EXE/$STUB_EXE.not-on-$node}") ;;
+  esac
+  SLURMD_NODENAME=$node STUB_NODE=$node "${argv[@]}" >"${out//%N/$node}" 2>"${err//%N/$node}" &
   pids+=($!)
 done
 for pid in "${pids[@]}"; do
@@ -397,7 +411,15 @@ def allreduce_result(status: str) -> dict[str, Any]:
 
 
 class StubRun:
-    def __init__(self, tmp_path: Path, ready: dict[str, Any], **env: str) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        ready: dict[str, Any],
+        *flags: str,
+        out_dir: str | None = None,
+        out: Path | None = None,
+        **env: str,
+    ) -> None:
         if shutil.which("bash") is None:
             pytest.skip("needs bash")
         self.tmp = tmp_path
@@ -419,9 +441,11 @@ class StubRun:
             (docs / f"verify-{node}.json").write_text(json.dumps(allreduce_result(status)))
             (docs / f"verify-{node}.rc").write_text("0" if status == "pass" else "1")
         self.script = tmp_path / "fleet.sbatch"
-        argv = ["fleet", "slurm", "--nodes", "3", "--setup-env", str(exe)]
-        argv += ["--out-dir", f"{tmp_path}/out-$SLURM_JOB_ID", "-o", str(self.script)]
-        assert main(argv) == 0
+        argv = ["fleet", "slurm", "--nodes", "3"]
+        if "--module" not in flags:
+            argv += ["--setup-env", str(exe)]
+        argv += ["--out-dir", out_dir or f"{tmp_path}/out-$SLURM_JOB_ID", "-o", str(self.script)]
+        assert main([*argv, *flags]) == 0
         root = str(Path(__file__).resolve().parent.parent)
         self.env = {
             **os.environ,
@@ -432,9 +456,11 @@ class StubRun:
             "STUB_NODES": " ".join(NODES),
             "STUB_DOCS": str(docs),
             "STUB_PYTHON": sys.executable,
+            "STUB_EXE": str(exe),
+            "STUB_ARGS": str(tmp_path / "srun-args"),
             **env,
         }
-        self.out = tmp_path / "out-77"
+        self.out = out or tmp_path / "out-77"
 
     def start(self) -> subprocess.Popen[str]:
         return subprocess.Popen(
@@ -460,9 +486,9 @@ class StubRun:
 
     def report(self, fmt: str) -> tuple[int, str]:
         flags = ["--json"] if fmt == "json" else ["--format", fmt]
-        paths = [self.out / "fleet-job.json", self.out / "nodes", self.out / "allreduce"]
+        # The results folder as the job's last line names it.
         proc = subprocess.run(
-            [sys.executable, "-m", "setup_env", "fleet", "report", *flags, *map(str, paths)],
+            [sys.executable, "-m", "setup_env", "fleet", "report", *flags, str(self.out)],
             capture_output=True, text=True, timeout=60, env=self.env, check=False,
         )  # fmt: skip
         return proc.returncode, proc.stdout
@@ -519,6 +545,114 @@ def test_stub_fleet_with_a_missing_node_is_not_ok(
     assert rep["missing_nodes"] == ["gpu-c"] and rep["expected_nodes"] == 3
     assert [n["name"] for n in rep["nodes"]] == ["gpu-a", "gpu-b"]
     assert "no check document from gpu-c" in log
+
+
+def test_stub_node_count_gpus_and_cpus_come_from_the_allocation(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    """Written for 3 nodes, submitted as `sbatch -N 2 --gres=gpu:8` on nodes with 16 and 32
+    CPUs: two nodes are expected, and each step asks for 8 GPUs and the 16 CPUs both have."""
+    run = StubRun(
+        tmp_path, ready_check, "--gpus-per-node", "0",
+        STUB_NODES="gpu-a gpu-b", SLURM_JOB_NUM_NODES="2", SLURM_GPUS_ON_NODE="8",
+        SLURM_JOB_CPUS_PER_NODE="32,16",
+    )  # fmt: skip
+    script = run.script.read_text()
+    assert "#SBATCH --nodes=3" in script and "#SBATCH --gpus-per-node" not in script
+    code, log = run.run()
+    assert code == 0, log
+    record = run.record()
+    assert record["expected_nodes"] == 2 and record["nodes"] == ["gpu-a", "gpu-b"]
+    steps = [ln for ln in (tmp_path / "srun-args").read_text().splitlines()]
+    assert len(steps) == 2, steps
+    for line in steps:
+        assert line.startswith(
+            "--nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=16 --mem=0 --export=ALL "
+            "--gres=gpu:8 "
+        ), line
+    assert " verify --json --only distributed --nnodes 2 " in steps[1]
+    rep = json.loads((run.out / "report.json").read_text())["fleet"]
+    assert rep["ok"] is True and rep["expected_nodes"] == 2
+
+
+def test_stub_cpus_per_task_of_the_job_wins(tmp_path: Path, ready_check: dict[str, Any]) -> None:
+    run = StubRun(tmp_path, ready_check, SLURM_CPUS_PER_TASK="6", SLURM_JOB_CPUS_PER_NODE="12(x3)")
+    assert "#SBATCH --cpus-per-task=2\n" in run.script.read_text()  # no GPU: 2 CPUs
+    code, log = run.run()
+    assert code == 0, log
+    for line in (tmp_path / "srun-args").read_text().splitlines():
+        assert " --cpus-per-task=6 " in line and "--gres" not in line, line
+
+
+def test_stub_node_without_setup_env_is_named_in_the_report(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    run = StubRun(tmp_path, ready_check, STUB_MISSING="gpu-b")
+    code, log = run.run()
+    assert code == 1, log
+    assert "setup-env.not-on-gpu-b is not on gpu-b" in (run.out / "nodes" / "gpu-b.err").read_text()
+    rep = every_format_not_ok(run)
+    assert rep["missing_nodes"] == ["gpu-b"]
+    # Both steps' documents from gpu-b say why, by name.
+    bad = {b["path"][len(str(run.out)) + 1 :]: b["reason"] for b in rep["unreadable"]}
+    assert sorted(bad) == ["allreduce/gpu-b.json", "nodes/gpu-b.json"]
+    for reason in bad.values():
+        assert reason.startswith("an error, not a result: gpu-b: ") and "is not there" in reason
+    assert "2 of 3 nodes left a check document" in log
+
+
+def test_stub_setup_env_missing_where_the_job_starts_stops_it_at_once(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    run = StubRun(tmp_path, ready_check)
+    missing = tmp_path / "no-venv" / "bin" / "setup-env"
+    text = run.script.read_text().replace(
+        f"SETUP_ENV=({run.env['STUB_EXE']})", f"SETUP_ENV=({missing})"
+    )
+    run.script.write_text(text)
+    code, log = run.run()
+    assert code == 3, log
+    assert f"setup-env fleet: {missing} is not on " in log
+    assert not run.out.exists()
+
+
+MODULE_FUNCTION = (
+    '() { [ "$1 $2" = "load site/setup-env" ] && export PATH="$STUB_MODULE_BIN:$PATH"; }'
+)
+
+
+@pytest.mark.parametrize("module", ["site/setup-env", "site/other"])
+def test_stub_setup_env_from_an_environment_module(
+    tmp_path: Path, ready_check: dict[str, Any], module: str
+) -> None:
+    """`module` as Lmod and Environment Modules hand it to a batch shell: an exported bash
+    function (BASH_FUNC_module%%). The script loads the module named at generation and runs
+    the setup-env it puts on PATH; a module that does not load stops the job (exit 3)."""
+    mod_bin = tmp_path / "modbin"
+    mod_bin.mkdir()
+    run = StubRun(tmp_path, ready_check, "--module", module)
+    (mod_bin / "setup-env").symlink_to(run.env["STUB_EXE"])
+    run.env.update({"BASH_FUNC_module%%": MODULE_FUNCTION, "STUB_MODULE_BIN": str(mod_bin)})
+    assert "SETUP_ENV=(setup-env)\n" in run.script.read_text()
+    code, log = run.run()
+    if module == "site/other":
+        assert code == 3 and "`module load site/other` failed on" in log, log
+        return
+    assert code == 0, log
+    assert "FLEET OK: 3 nodes" in log
+
+
+def test_stub_out_dir_with_home_and_user(tmp_path: Path, ready_check: dict[str, Any]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    run = StubRun(
+        tmp_path, ready_check, out_dir="~/fleet/$USER-${SLURM_JOB_ID}",
+        out=home / "fleet" / "alice-77", HOME=str(home), USER="alice",
+    )  # fmt: skip
+    code, log = run.run()
+    assert code == 0, log
+    assert f"results in {home}/fleet/alice-77 " in log
+    assert json.loads((run.out / "report.json").read_text())["fleet"]["ok"] is True
 
 
 @pytest.mark.parametrize(("sig", "ended", "state"), [

@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from setup_env.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from setup_env.probe.host import Host
 
 
 def _flags(p: argparse.ArgumentParser) -> None:
@@ -103,7 +107,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gpus-per-node",
         type=int,
         metavar="G",
-        help="GPUs to ask for on each node (--gpus-per-node)",
+        help="GPUs to ask for on each node (default: as many as this machine, or the "
+        "--instance-type, has; 0: none; `sbatch --gres=gpu:G` overrides it)",
+    )
+    slurm.add_argument(
+        "--instance-type",
+        metavar="TYPE",
+        help="the nodes' cloud instance type (e.g. p5.48xlarge): its GPU count is the default",
+    )
+    slurm.add_argument(
+        "--cpus-per-node",
+        type=int,
+        metavar="C",
+        help="CPUs to ask for on each node (default 2 per GPU, at least 2)",
+    )
+    slurm.add_argument(
+        "--exclusive",
+        action="store_true",
+        help="ask for whole nodes (every CPU and all memory: speed figures without neighbours)",
     )
     slurm.add_argument(
         "--time",
@@ -113,15 +134,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     slurm.add_argument(
         "--setup-env",
-        default="setup-env",
         metavar="CMD",
-        help="setup-env on the nodes (default: setup-env on PATH; e.g. /opt/venv/bin/setup-env)",
+        help="setup-env on the nodes (default: the one running now, by its absolute path, "
+        "e.g. /shared/venv/bin/setup-env; `setup-env` with --module)",
+    )
+    slurm.add_argument(
+        "--module",
+        metavar="NAME",
+        help="an environment module that provides setup-env (`module load NAME` in the job)",
     )
     slurm.add_argument(
         "--out-dir",
         default="setup-env-fleet-$SLURM_JOB_ID",
         metavar="DIR",
-        help="where the job writes its results (default setup-env-fleet-$SLURM_JOB_ID)",
+        help="the results folder, on a filesystem every node shares (default "
+        "setup-env-fleet-$SLURM_JOB_ID beside the submission; ~/ and $USER, $HOME, $SCRATCH, "
+        "$WORK, $SLURM_SUBMIT_DIR, $SLURM_JOB_ID expand in the job)",
     )
     slurm.add_argument(
         "--no-verify",
@@ -230,6 +258,49 @@ def _report(args: argparse.Namespace) -> int:
     return code if code else rep.exit_code
 
 
+def _node_setup_env(given: str | None, module: str | None) -> str:
+    """setup-env as the nodes run it: as given; ``setup-env`` (on the PATH the module sets);
+    else the one running now, by absolute path (its venv's script, else its interpreter with
+    ``-m setup_env``): a site's venv on a shared filesystem is found with no PATH at all."""
+    import os
+    import shlex
+
+    if given is not None:
+        return given
+    if module is not None:
+        return "setup-env"
+    python = os.path.abspath(sys.executable)
+    script = os.path.join(os.path.dirname(python), "setup-env")
+    if os.path.isfile(script) and os.access(script, os.X_OK):
+        return shlex.quote(script)
+    return f"{shlex.quote(python)} -m setup_env"
+
+
+def gpus_here(host: Host | None = None) -> int:
+    """NVIDIA and AMD GPUs on this machine's PCI bus (sysfs; 0 where there is none)."""
+    from setup_env.probe import pci
+    from setup_env.probe.host import LiveHost
+
+    vendors = (pci.VENDOR_NVIDIA, pci.VENDOR_AMD)
+    devices = pci.display_devices(host if host is not None else LiveHost({}))
+    return sum(1 for d in devices if d.vendor in vendors)
+
+
+def _slurm_gpus(args: argparse.Namespace) -> int | None:
+    """GPUs per node: the flag; else the named instance type's; else this machine's."""
+    if args.gpus_per_node is not None:
+        return int(args.gpus_per_node)
+    if args.instance_type:
+        from setup_env.act.launchers import LauncherError
+        from setup_env.knowledge import cloud_catalog
+
+        found = cloud_catalog.load().find(args.instance_type)
+        if not found:
+            raise LauncherError(f"--instance-type {args.instance_type!r}: not in the catalogue")
+        return found[0].gpu_count
+    return gpus_here() or None
+
+
 def run(args: argparse.Namespace) -> int:
     from setup_env.act import launchers
     from setup_env.output import render
@@ -253,11 +324,14 @@ def run(args: argparse.Namespace) -> int:
                 launchers.SlurmOptions(
                     nodes=args.nodes,
                     partition=args.partition,
-                    gpus_per_node=args.gpus_per_node,
+                    gpus_per_node=_slurm_gpus(args),
                     time=args.time,
-                    setup_env=args.setup_env,
+                    setup_env=_node_setup_env(args.setup_env, args.module),
+                    module=args.module,
                     out_dir=args.out_dir,
                     verify_args=("--no-verify",) if args.no_verify else (),
+                    cpus_per_node=args.cpus_per_node,
+                    exclusive=args.exclusive,
                 )
             )
         else:
