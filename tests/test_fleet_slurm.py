@@ -165,6 +165,67 @@ def submit(
     return proc.returncode, tmp_path / f"out-{job}", f"{proc.stderr}\n{log_text}"
 
 
+@pytest.mark.slow
+@pytest.mark.torch
+def test_plain_sbatch_as_the_readme_says_with_the_node_count_overridden(
+    cluster: dict[str, str], tmp_path: Path
+) -> None:
+    """The README's form: `fleet slurm` with no --setup-env, submitted with plain sbatch; a
+    site that exports nothing to jobs (SBATCH_EXPORT=NONE, a PATH without the venv) and a
+    node count given at submission (-N 1 over the script's 2). The report reads the results
+    folder as the job's last line names it."""
+    pytest.importorskip("torch")
+    script = tmp_path / "fleet.sbatch"
+    argv = ["fleet", "slurm", "--nodes", "2", "--partition", "test", "--no-verify"]
+    argv += ["--out-dir", f"{tmp_path}/out-$SLURM_JOB_ID", "-o", str(script)]
+    assert main(argv) == 0
+    text = script.read_text()
+    assert f"SETUP_ENV=({setup_env_exe()})\n" in text and "#SBATCH --nodes=2\n" in text
+    env = {
+        "SLURM_CONF": cluster["conf"],
+        "SBATCH_EXPORT": "NONE",
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
+    proc = subprocess.run(
+        ["sbatch", "-N", "1", "--wait", "--parsable", str(script)],
+        capture_output=True, text=True, timeout=540, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    job = proc.stdout.strip().split(";")[0]
+    log = tmp_path / f"setup-env-fleet-{job}.out"
+    log_text = log.read_text() if log.exists() else f"(no job log) {proc.stderr}"
+    assert proc.returncode == 0, log_text
+    out = tmp_path / f"out-{job}"
+    assert f"results in {out} (again: setup-env fleet report {out})" in log_text
+    record = json.loads((out / "fleet-job.json").read_text())
+    assert record["expected_nodes"] == 1 and record["nodes"] == [cluster["host"]]
+    code = main(["fleet", "report", "--json", "-o", str(tmp_path / "again.json"), str(out)])
+    rep = json.loads((tmp_path / "again.json").read_text())["fleet"]
+    assert code == 0 and rep["ok"] is True and rep["unreadable"] == [], rep
+    assert [n["name"] for n in rep["nodes"]] == [cluster["host"]]
+    assert [r["status"] for r in rep["allreduce"]] == ["pass"]
+
+
+def test_a_real_job_without_setup_env_on_its_node_says_so(
+    cluster: dict[str, str], tmp_path: Path
+) -> None:
+    """--setup-env naming a venv the node does not have: the job stops at once, exit 3, and
+    its log says what is missing where."""
+    missing = tmp_path / "no-such-venv" / "bin" / "setup-env"
+    script = tmp_path / "fleet.sbatch"
+    argv = ["fleet", "slurm", "--nodes", "1", "--partition", "test", "--setup-env", str(missing)]
+    assert main([*argv, "--out-dir", f"{tmp_path}/out-$SLURM_JOB_ID", "-o", str(script)]) == 0
+    env = {**os.environ, "SLURM_CONF": cluster["conf"]}
+    proc = subprocess.run(
+        ["sbatch", "--wait", "--parsable", str(script)],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    job = proc.stdout.strip().split(";")[0]
+    log_text = (tmp_path / f"setup-env-fleet-{job}.out").read_text()
+    assert proc.returncode == 3, log_text
+    assert f"setup-env fleet: {missing} is not on {cluster['host']}" in log_text
+
+
 def setup_env_exe() -> Path:
     exe = Path(sys.executable).with_name("setup-env")
     assert exe.exists(), exe
