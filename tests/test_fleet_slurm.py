@@ -873,3 +873,55 @@ def test_the_time_limit_warning_leaves_time_to_report(
     assert main(["fleet", "slurm", "--nodes", "2", "--time", time_limit]) == 0
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("#SBATCH --sig")]
     assert lines == ([signal_line] if signal_line else [])
+
+
+# --- GPUs asked for by default ---------------------------------------------------------------
+
+# An HGX-style host's display devices as sysfs lists them: two NVIDIA 3D controllers (class
+# 0x0302), the BMC's ASPEED VGA (0x1a03), and a host bridge that is no display device.
+PCI_FILES = {
+    "/sys/bus/pci/devices/0000:18:00.0/class": "0x030200\n",
+    "/sys/bus/pci/devices/0000:18:00.0/vendor": "0x10de\n",
+    "/sys/bus/pci/devices/0000:18:00.0/device": "0x2330\n",
+    "/sys/bus/pci/devices/0000:2a:00.0/class": "0x030200\n",
+    "/sys/bus/pci/devices/0000:2a:00.0/vendor": "0x10de\n",
+    "/sys/bus/pci/devices/0000:2a:00.0/device": "0x2330\n",
+    "/sys/bus/pci/devices/0000:03:00.0/class": "0x030000\n",
+    "/sys/bus/pci/devices/0000:03:00.0/vendor": "0x1a03\n",
+    "/sys/bus/pci/devices/0000:00:00.0/class": "0x060000\n",
+    "/sys/bus/pci/devices/0000:00:00.0/vendor": "0x8086\n",
+}
+
+
+def sbatch_lines(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
+    assert main(["fleet", "slurm", "--nodes", "2", *argv]) == 0
+    return [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("#SBATCH --")]
+
+
+def test_gpus_asked_for_by_default_from_this_machine_or_the_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_probe_host import make_replay
+
+    from setup_env.commands import fleet
+
+    host = make_replay(tmp_path / "h", {"interpreter": {"system": "Linux"}}, PCI_FILES)
+    assert fleet.gpus_here(host) == 2
+    assert fleet.gpus_here(make_replay(tmp_path / "e", {"interpreter": {"system": "Linux"}})) == 0
+    monkeypatch.setattr(fleet, "gpus_here", lambda host=None: 2)  # this machine: the host above
+    lines = sbatch_lines(capsys)
+    assert "#SBATCH --gpus-per-node=2" in lines and "#SBATCH --cpus-per-task=4" in lines
+    # A named target wins over this machine; the flag over both; 0 asks for none.
+    lines = sbatch_lines(capsys, "--instance-type", "p5.48xlarge")
+    assert "#SBATCH --gpus-per-node=8" in lines and "#SBATCH --cpus-per-task=16" in lines
+    lines = sbatch_lines(capsys, "--instance-type", "p5.48xlarge", "--gpus-per-node", "4")
+    assert "#SBATCH --gpus-per-node=4" in lines
+    lines = sbatch_lines(capsys, "--gpus-per-node", "0")
+    assert not [ln for ln in lines if "gpu" in ln] and "#SBATCH --cpus-per-task=2" in lines
+    monkeypatch.setattr(fleet, "gpus_here", lambda host=None: 0)
+    assert not [ln for ln in sbatch_lines(capsys) if "gpu" in ln]
+    # Whole nodes: no CPU count, all memory.
+    lines = sbatch_lines(capsys, "--exclusive", "--gpus-per-node", "8")
+    assert "#SBATCH --exclusive" in lines and "#SBATCH --mem=0" in lines
+    assert not [ln for ln in lines if "cpus-per-task" in ln]
+    assert "#SBATCH --cpus-per-task=32" in sbatch_lines(capsys, "--cpus-per-node", "32")
