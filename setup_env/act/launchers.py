@@ -360,6 +360,14 @@ def slurm_script(o: SlurmOptions) -> str:
 
 # --- Kubernetes ------------------------------------------------------------------------------
 
+_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$")  # a memory quantity
+# An extended resource name: an optional DNS-subdomain prefix, then a name ("rdma/hca",
+# "vpc.amazonaws.com/efa", "nvidia.com/gpu").
+_RESOURCE = re.compile(
+    r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+RUN_AS = 1000  # the user and group the pods run as (not root: the "restricted" level)
+
 
 @record
 class K8sOptions(Record):
@@ -372,11 +380,18 @@ class K8sOptions(Record):
     namespace: Optional[str] = None
     results_pvc: Optional[str] = None  # a PersistentVolumeClaim (ReadWriteMany) for the documents
     setup_env: str = "setup-env"
+    time: str = "00:30:00"  # activeDeadlineSeconds: the Job ends (Failed) past it
+    keep_hours: int = 24  # ttlSecondsAfterFinished: the Job and its pods' logs kept this long
+    cpus_per_node: Optional[int] = None  # None: 2 per GPU, at least 4
+    memory: str = "64Gi"  # the pod's memory request and limit (the /dev/shm volume counts in it)
+    shm: str = "16Gi"  # /dev/shm (NCCL's shared-memory transport; the default is 64 MB)
+    gpu_resource: str = "nvidia.com/gpu"  # amd.com/gpu for AMD's device plugin
+    extra_resources: tuple[tuple[str, int], ...] = ()  # RDMA/EFA: ("vpc.amazonaws.com/efa", 32)
+    as_root: bool = False  # for an image that must run as root (not "restricted" then)
+    output_name: Optional[str] = None  # the file the manifests are written to, for the recipe
 
 
-def k8s_manifests(o: K8sOptions) -> list[dict[str, Any]]:
-    """A headless Service (stable pod names for the rendezvous) and an Indexed Job of N pods,
-    one per GPU node (required anti-affinity on the hostname), each asking for the node's GPUs."""
+def _k8s_checked(o: K8sOptions) -> None:
     _check_common(o.nodes, o.gpus_per_node)
     if not _K8S_NAME.match(o.name):
         raise LauncherError(f"--name {o.name!r}: lowercase letters, digits and '-' (DNS label)")
@@ -386,6 +401,77 @@ def k8s_manifests(o: K8sOptions) -> list[dict[str, Any]]:
         raise LauncherError(f"--results-pvc {o.results_pvc!r}: not a claim name")
     if not _IMAGE.match(o.image):
         raise LauncherError(f"--image {o.image!r}: not an image reference")
+    if not _TIME.match(o.time) or time_seconds(o.time) <= 0:
+        raise LauncherError(f"--time {o.time!r}: expected [D-]HH[:MM[:SS]], more than 0")
+    if not 1 <= o.keep_hours <= 24 * 90:
+        raise LauncherError("--keep-hours must be 1-2160")
+    if o.cpus_per_node is not None and not 1 <= o.cpus_per_node <= 4096:
+        raise LauncherError("--cpus-per-node must be 1-4096")
+    for flag, value in (("--memory", o.memory), ("--shm-size", o.shm)):
+        if not _QUANTITY.match(value):
+            raise LauncherError(f"{flag} {value!r}: a quantity like 64Gi or 512Mi")
+    for resource, count in ((o.gpu_resource, 1), *o.extra_resources):
+        if not _RESOURCE.match(resource) or "/" not in resource:
+            raise LauncherError(f"{resource!r}: not an extended resource name (vendor.com/name)")
+        if not 1 <= count <= 1024:
+            raise LauncherError(f"{resource}: the count must be 1-1024")
+
+
+def _kubectl_ns(o: K8sOptions) -> str:
+    return f" -n {o.namespace}" if o.namespace else ""
+
+
+def k8s_header(o: K8sOptions) -> str:
+    """The YAML's comment header: what it is, and the recipe that runs it, collects every
+    pod's log under ``nodes/`` and reports (bash, as written: ``tests/test_fleet_k8s.py`` runs
+    it against a stand-in kubectl)."""
+    ns = _kubectl_ns(o)
+    file = shlex.quote(o.output_name) if o.output_name else "THIS_FILE"
+    ready = '{.status.conditions[?(@.status=="True")].type}'
+    if o.as_root:
+        security = ['# The pods run as root (--as-root): not the "restricted" Pod Security level.']
+    else:
+        security = [
+            f"# The pods run as user {RUN_AS}, no privilege escalation, no capabilities, seccomp",
+            '# RuntimeDefault, a read-only root: the "restricted" Pod Security level'
+            + (" but for" if o.extra_resources else "."),
+        ]
+        if o.extra_resources:
+            security.append('# IPC_LOCK (RDMA pins memory): a namespace at "baseline" or above.')
+    wait = (
+        f"#   until kubectl get job/{o.name}{ns} -o jsonpath='{ready}'"
+        " | grep -qE 'Complete|Failed'; do sleep 10; done"
+    )
+    collect = (
+        f"#   for p in $(kubectl get pods{ns} -l job-name={o.name} -o name); do"
+        f' kubectl logs{ns} "$p" > "nodes/${{p#pod/}}.json"; done'
+    )
+    return "\n".join(
+        [
+            f"# Written by `setup-env fleet k8s --nodes {o.nodes}`: one pod per GPU node (an",
+            "# Indexed Job): each checks its node and joins the all-reduce; its log is its",
+            "# documents, named by the node it ran on. Needs Kubernetes >= 1.29",
+            "# (backoffLimitPerIndex: a pod that fails fails alone, the others finish and keep",
+            "# their logs).",
+            *security,
+            f"# The Job stops after {o.time} (activeDeadlineSeconds) and is deleted with its pods",
+            f"# {o.keep_hours} h after it ends (ttlSecondsAfterFinished): collect before then.",
+            "# Run, wait, collect every pod's log into nodes/, report (bash):",
+            f"#   kubectl apply{ns} -f {file}",
+            wait,
+            "#   mkdir -p nodes",
+            collect,
+            f"#   setup-env fleet report --nodes {o.nodes} nodes/",
+            f"# To run it again, delete it first: kubectl delete{ns} -f {file}",
+            "",
+        ]
+    )
+
+
+def k8s_manifests(o: K8sOptions) -> list[dict[str, Any]]:
+    """A headless Service (stable pod names for the rendezvous) and an Indexed Job of N pods,
+    one per GPU node (required anti-affinity on the hostname), each asking for the node's GPUs."""
+    _k8s_checked(o)
     exe = " ".join(shlex.quote(a) for a in _command_argv(o.setup_env))
     meta: dict[str, Any] = {"name": o.name, "labels": {"app.kubernetes.io/name": o.name}}
     if o.namespace:
@@ -402,13 +488,15 @@ def k8s_manifests(o: K8sOptions) -> list[dict[str, Any]]:
         '{"name": "allreduce", "state": "%s", "rc": %d}]}\\n'
     )
     record = (
-        f"printf {shlex.quote(record_format)} \"$(hostname | tr -cd 'A-Za-z0-9._-')\" "
+        f'printf {shlex.quote(record_format)} "$node" '
         '"$(state "$check_rc")" "$check_rc" "$(state "$allreduce_rc")" "$allreduce_rc"'
     )
     script = "\n".join(
         [
             "set -u",
             "state() { if [ \"$1\" -eq 0 ]; then echo 'done'; else echo failed; fi; }",
+            # the node (SETUP_ENV_NODE_NAME, from spec.nodeName), cut to a safe file name
+            "node=$(printf %s \"${SETUP_ENV_NODE_NAME:-$(hostname)}\" | tr -cd 'A-Za-z0-9._-')",
             f"{exe} check --json --all-devices >/tmp/check.json 2>/tmp/check.err",
             "check_rc=$?",
             f"{exe} verify --json --only distributed --nnodes {o.nodes} "
@@ -416,23 +504,69 @@ def k8s_manifests(o: K8sOptions) -> list[dict[str, Any]]:
             ">/tmp/allreduce.json 2>/tmp/allreduce.err",
             "allreduce_rc=$?",
             f"{{ cat /tmp/check.json /tmp/allreduce.json; {record}; }} >/tmp/node.json",
-            *(['cp /tmp/node.json "/results/$(hostname).json"'] if o.results_pvc else []),
+            *(['cp /tmp/node.json "/results/$node.json"'] if o.results_pvc else []),
             "cat /tmp/node.json",
             # the pod fails when the check could not run at all (rc >= 2) or the all-reduce failed
             '[ "$check_rc" -le 1 ] && [ "$allreduce_rc" -eq 0 ]',
         ]
     )
+    cpus = o.cpus_per_node or max(4, 2 * o.gpus_per_node)
+    # Requests equal to limits (the Guaranteed class: nothing evicts the pod mid-check).
+    # Quantities as strings ("8"): every client's models accept them, API servers accept both.
+    resources: dict[str, str] = {"cpu": str(cpus), "memory": o.memory}
+    if o.gpus_per_node:
+        resources[o.gpu_resource] = str(o.gpus_per_node)
+    for name, count in o.extra_resources:
+        resources[name] = str(count)
+    security: dict[str, Any] = {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": True,  # /tmp and /dev/shm are volumes
+    }
+    if o.extra_resources:
+        # RDMA registers (pins) memory: the verbs library needs to lock it.
+        security["capabilities"]["add"] = ["IPC_LOCK"]
+    pod_security: dict[str, Any] = {"seccompProfile": {"type": "RuntimeDefault"}}
+    if not o.as_root:
+        security["runAsNonRoot"] = True
+        pod_security.update(
+            {"runAsNonRoot": True, "runAsUser": RUN_AS, "runAsGroup": RUN_AS, "fsGroup": RUN_AS}
+        )
+    mounts = [
+        {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 (a volume of the pod's own)
+        {"name": "dshm", "mountPath": "/dev/shm"},  # noqa: S108 (NCCL's shared memory)
+    ]
+    volumes: list[dict[str, Any]] = [
+        {"name": "tmp", "emptyDir": {"sizeLimit": "4Gi"}},
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": o.shm}},
+    ]
+    if o.results_pvc:
+        mounts.append({"name": "results", "mountPath": "/results"})
+        volumes.append({"name": "results", "persistentVolumeClaim": {"claimName": o.results_pvc}})
     container: dict[str, Any] = {
         "name": "setup-env",
         "image": o.image,
+        "imagePullPolicy": "Always",
         "command": ["/bin/sh", "-c", script],
+        "env": [
+            {
+                "name": "SETUP_ENV_NODE_NAME",
+                "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+            },
+            {"name": "HOME", "value": "/tmp"},  # noqa: S108 (caches on the writable volume)
+        ],
         "ports": [{"containerPort": RDZV_PORT, "name": "rendezvous"}],
-        "resources": {"limits": {"nvidia.com/gpu": o.gpus_per_node}},
+        "resources": {"requests": dict(resources), "limits": dict(resources)},
+        "securityContext": security,
+        "volumeMounts": mounts,
     }
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "subdomain": o.name,
+        "automountServiceAccountToken": False,  # the check needs no API access
+        "securityContext": pod_security,
         "containers": [container],
+        "volumes": volumes,
         "affinity": {
             "podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -443,19 +577,15 @@ def k8s_manifests(o: K8sOptions) -> list[dict[str, Any]]:
                 ]
             }
         },
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "tolerations": [{"key": o.gpu_resource, "operator": "Exists", "effect": "NoSchedule"}],
     }
-    if o.results_pvc:
-        container["volumeMounts"] = [{"name": "results", "mountPath": "/results"}]
-        pod_spec["volumes"] = [
-            {"name": "results", "persistentVolumeClaim": {"claimName": o.results_pvc}}
-        ]
     service = {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": meta,
         "spec": {
             "clusterIP": "None",
+            "publishNotReadyAddresses": True,  # pod 0's name resolves before it is "ready"
             "selector": {"app.kubernetes.io/name": o.name},
             "ports": [{"name": "rendezvous", "port": RDZV_PORT}],
         },
@@ -468,7 +598,12 @@ def k8s_manifests(o: K8sOptions) -> list[dict[str, Any]]:
             "completionMode": "Indexed",
             "completions": o.nodes,
             "parallelism": o.nodes,
-            "backoffLimit": 0,
+            # A failed pod is not retried and fails its index alone: the other pods run to the
+            # end, their logs kept; the Job is Failed once every pod has ended.
+            "backoffLimitPerIndex": 0,
+            "maxFailedIndexes": o.nodes,
+            "activeDeadlineSeconds": time_seconds(o.time),
+            "ttlSecondsAfterFinished": o.keep_hours * 3600,
             "template": {
                 "metadata": {"labels": {"app.kubernetes.io/name": o.name}},
                 "spec": pod_spec,

@@ -191,6 +191,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CMD",
         help="setup-env in the image (default: setup-env on PATH)",
     )
+    k8s.add_argument(
+        "--time",
+        default="00:30:00",
+        metavar="HH:MM:SS",
+        help="the Job's deadline (activeDeadlineSeconds; default 30 min)",
+    )
+    k8s.add_argument(
+        "--keep-hours",
+        type=int,
+        default=24,
+        metavar="H",
+        help="delete the finished Job and its pods' logs after H hours (default 24)",
+    )
+    k8s.add_argument(
+        "--cpus-per-node",
+        type=int,
+        metavar="C",
+        help="CPUs each pod asks for (default 2 per GPU, at least 4)",
+    )
+    k8s.add_argument(
+        "--memory",
+        default="64Gi",
+        metavar="QTY",
+        help="memory each pod asks for, /dev/shm included (default 64Gi)",
+    )
+    k8s.add_argument(
+        "--shm-size",
+        default="16Gi",
+        metavar="QTY",
+        help="the /dev/shm memory volume (NCCL; the container default is 64 MB; default 16Gi)",
+    )
+    k8s.add_argument(
+        "--gpu-resource",
+        default="nvidia.com/gpu",
+        metavar="NAME",
+        help="the device plugin's GPU resource (default nvidia.com/gpu; amd.com/gpu for AMD)",
+    )
+    k8s.add_argument(
+        "--rdma",
+        action="append",
+        default=[],
+        metavar="NAME[=COUNT]",
+        help="an RDMA/EFA device resource each pod asks for, e.g. vpc.amazonaws.com/efa=32 or "
+        "rdma/rdma_shared_device_a (repeatable; adds IPC_LOCK)",
+    )
+    k8s.add_argument(
+        "--as-root",
+        action="store_true",
+        help="run the pods as the image's user, root included (not the restricted level then)",
+    )
     k8s.add_argument("-o", "--output", metavar="FILE", help="write the manifests to FILE")
     _flags(k8s)
 
@@ -301,6 +351,18 @@ def _slurm_gpus(args: argparse.Namespace) -> int | None:
     return gpus_here() or None
 
 
+def _resource(text: str) -> tuple[str, int]:
+    """``--rdma NAME[=COUNT]``: the resource and how many (1 when not said)."""
+    from setup_env.act.launchers import LauncherError
+
+    name, sep, count = text.partition("=")
+    if not sep:
+        return name, 1
+    if not count.isdigit():
+        raise LauncherError(f"--rdma {text!r}: expected NAME or NAME=COUNT")
+    return name, int(count)
+
+
 def run(args: argparse.Namespace) -> int:
     from setup_env.act import launchers
     from setup_env.output import render
@@ -343,17 +405,17 @@ def run(args: argparse.Namespace) -> int:
                 namespace=args.namespace,
                 results_pvc=args.results_pvc,
                 setup_env=args.setup_env,
+                time=args.time,
+                keep_hours=args.keep_hours,
+                cpus_per_node=args.cpus_per_node,
+                memory=args.memory,
+                shm=args.shm_size,
+                gpu_resource=args.gpu_resource,
+                extra_resources=tuple(_resource(r) for r in args.rdma),
+                as_root=args.as_root,
+                output_name=args.output,
             )
-            header = (
-                f"# Written by `setup-env fleet k8s --nodes {args.nodes}`. Apply, wait, collect:\n"
-                f"#   kubectl apply -f THIS_FILE\n"
-                f"#   kubectl wait --for=condition=complete --timeout=30m job/{args.name}\n"
-                f"#   for p in $(kubectl get pods -l job-name={args.name} -o name); do\n"
-                f'#     kubectl logs "$p" > "nodes/${{p#pod/}}.json"; done\n'
-                f"#   setup-env fleet report --nodes {args.nodes} nodes/\n"
-                "# Each pod's log holds its check, its all-reduce and its record of both; a pod\n"
-                "# that left no log is a missing node in the report.\n"
-            )
+            header = launchers.k8s_header(options)
             manifests = launchers.k8s_manifests(options)
             text = launchers.to_yaml(manifests, header)
     except launchers.LauncherError as exc:
