@@ -271,3 +271,142 @@ def test_bad_resource_options_are_usage_errors(
 ) -> None:
     assert main(["fleet", "k8s", "--nodes", "2", "--image", "img:1", flag, value]) == 2
     assert capsys.readouterr().out == ""
+
+
+# --- the collection recipe in the YAML's header, run as written -------------------------------
+#
+# The pods' logs are made by the pod's own script (from the Job, run under sh with its /tmp
+# files moved into the test's folder), its setup-env a stand-in that runs the real `check`
+# (--no-verify) with the node name the downward API would give, and prints an all-reduce
+# result. A stand-in kubectl on PATH serves those logs: it answers exactly the calls the recipe
+# makes (apply, the Job's condition, the pods by label, each pod's log) and fails on any other,
+# or on a namespace that is not the one the manifests were written for.
+
+STUB_KUBECTL = r"""#!/bin/bash
+echo "$*" >>"$STUB_CALLS"
+ns="" args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) ns=$2; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+if [ "$ns" != "${STUB_NS:-}" ]; then
+  echo "error: namespace '$ns', not '${STUB_NS:-}'" >&2
+  exit 1
+fi
+set -- "${args[@]}"
+case "$*" in
+  "apply -f "*) [ -f "$3" ] && echo "job.batch/$STUB_JOB created" ;;
+  "get job/$STUB_JOB -o jsonpath={.status.conditions[?(@.status==\"True\")].type}")
+    printf '%s' "$STUB_CONDITION" ;;
+  "get pods -l job-name=$STUB_JOB -o name") for f in "$STUB_LOGS"/*; do echo "pod/${f##*/}"; done ;;
+  "logs pod/"*) cat "$STUB_LOGS/${2#pod/}" ;;
+  *) echo "error: unexpected kubectl $*" >&2; exit 1 ;;
+esac
+"""
+
+STUB_SETUP_ENV = """#!/bin/bash
+case "$1" in
+  check) exec "$STUB_PYTHON" -m setup_env "$@" --no-verify ;;
+  verify)
+    result=pass
+    if [ "$SETUP_ENV_NODE_NAME" = "${STUB_FAIL:-}" ]; then result=fail; fi
+    cat "$STUB_DOCS/verify-$result.json"
+    [ "$result" = pass ] ;;
+  fleet) exec "$STUB_PYTHON" -m setup_env "$@" ;;
+esac
+"""
+
+
+def _recipe(yaml_text: str) -> str:
+    lines = yaml_text.split("---\n", 1)[0].splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("# Run, wait, collect"))
+    steps = [ln[len("#   ") :] for ln in lines[start + 1 :] if ln.startswith("#   ")]
+    return "set -euo pipefail\n" + "\n".join(steps) + "\n"
+
+
+@pytest.mark.parametrize(("namespace", "fail"), [("ml-infra", None), (None, "gpu-node-b")])
+def test_the_collection_recipe_runs_as_written(
+    tmp_path: Path, namespace: str | None, fail: str | None
+) -> None:
+    import json
+    import re
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None or shutil.which("sh") is None:
+        pytest.skip("needs bash and sh")
+    from setup_env.act import launchers
+
+    root = str(Path(__file__).resolve().parent.parent)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("kubectl", STUB_KUBECTL), ("setup-env", STUB_SETUP_ENV)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for status, message in (("pass", "2 ranks (gloo): all-reduce exact"), ("fail", "rank 1 died")):
+        checks = [{"name": "distributed", "status": status, "message": message}]
+        doc = {"schema": "setup-env/verify", "schema_version": 1, "verify": {"checks": checks}}
+        (docs / f"verify-{status}.json").write_text(json.dumps(doc))
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "PYTHONPATH": root,
+        "STUB_PYTHON": sys.executable,
+        "STUB_FAIL": fail or "",
+        "STUB_DOCS": str(docs),
+    }
+    # The pods: the Job's own script, three nodes.
+    options = launchers.K8sOptions(nodes=3, image="img:1", namespace=namespace)
+    _service, job = launchers.k8s_manifests(options)
+    script = job["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i, node_name in enumerate(("gpu-node-a", "gpu-node-b", "gpu-node-c")):
+        work = tmp_path / f"pod-{i}"
+        work.mkdir()
+        pod_script = re.sub(r"/tmp/(?=(check|allreduce|node)\.)", f"{work}/", script)
+        proc = subprocess.run(
+            ["sh", "-c", pod_script], capture_output=True, text=True, timeout=120, check=False,
+            env={**env, "SETUP_ENV_NODE_NAME": node_name},
+        )  # fmt: skip
+        assert proc.returncode == (1 if node_name == fail else 0), proc.stderr
+        (logs / f"setup-env-fleet-{i}-{'xk7pq'[: i + 3]}").write_text(proc.stdout)
+    # The recipe, from the header of the file as written with -o.
+    yaml_file = tmp_path / "fleet.yaml"
+    argv = ["fleet", "k8s", "--nodes", "3", "--image", "img:1", "-o", str(yaml_file)]
+    assert main([*argv, *(["--namespace", namespace] if namespace else [])]) == 0
+    recipe = _recipe(yaml_file.read_text())
+    work_dir = tmp_path / "collect"
+    work_dir.mkdir()
+    proc = subprocess.run(
+        ["bash", "-c", recipe], capture_output=True, text=True, timeout=120, cwd=work_dir,
+        env={**env, "STUB_NS": namespace or "", "STUB_JOB": "setup-env-fleet",
+             "STUB_LOGS": str(logs), "STUB_CALLS": str(tmp_path / "calls"),
+             "STUB_CONDITION": "Failed" if fail else "Complete"},
+    )  # fmt: skip
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls[0].startswith("apply") and calls[0].endswith(f"-f {yaml_file}")
+    assert sum(c.startswith("logs ") for c in calls) == 3
+    assert proc.returncode == (1 if fail else 0), proc.stdout + proc.stderr
+    assert sorted(p.name for p in (work_dir / "nodes").iterdir()) == [
+        "setup-env-fleet-0-xk7.json", "setup-env-fleet-1-xk7p.json", "setup-env-fleet-2-xk7pq.json",
+    ]  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "setup_env", "fleet", "report", "--json", "nodes/"],
+        capture_output=True, text=True, timeout=120, cwd=work_dir, env=env, check=False,
+    )  # fmt: skip
+    rep = json.loads(out.stdout)["fleet"]
+    # Rows keyed by the node each pod ran on, not by the pod.
+    assert [n["name"] for n in rep["nodes"]] == ["gpu-node-a", "gpu-node-b", "gpu-node-c"]
+    assert rep["unreadable"] == [] and rep["expected_nodes"] == 3
+    if fail:
+        assert rep["ok"] is False and "FLEET NEEDS ATTENTION" in proc.stdout
+        assert [(r["node"], r["status"]) for r in rep["allreduce"] if r["status"] != "pass"] == [
+            ("gpu-node-b", "fail")
+        ]
+    else:
+        assert rep["ok"] is True and "FLEET OK: 3 nodes" in proc.stdout
