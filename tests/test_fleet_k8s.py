@@ -220,7 +220,8 @@ def test_pods_meet_the_restricted_pod_security_level(capsys: pytest.CaptureFixtu
     assert restricted_violations(job) == []
     pod = job["spec"]["template"]["spec"]
     assert (
-        pod["securityContext"]["runAsUser"] == 1000 and pod["automountServiceAccountToken"] is False
+        pod["securityContext"]["runAsUser"] == 10000
+        and pod["automountServiceAccountToken"] is False
     )
     assert pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
     # What the flags give up, said by the same check: root, and RDMA's IPC_LOCK.

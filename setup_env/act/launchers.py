@@ -366,7 +366,7 @@ _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$")  # a memory
 _RESOURCE = re.compile(
     r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 )
-RUN_AS = 1000  # the user and group the pods run as (not root: the "restricted" level)
+RUN_AS = 10000  # the pods' user and group: not root ("restricted"), above the UIDs hosts hand out
 
 
 @record
