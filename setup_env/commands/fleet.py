@@ -7,9 +7,12 @@
   node fails, is missing, the all-reduce or a step did not pass, or the fleet drifts; 2 when no
   document could be read.
 * ``slurm --nodes N [--partition P]``: an sbatch script (check per node through srun, the
-  multi-node all-reduce through torchrun, then the report), on stdout or ``-o FILE``.
+  multi-node all-reduce through torchrun, then the report), on stdout or ``-o FILE``. The nodes
+  run the setup-env running now (absolute path), ``--setup-env CMD`` or a ``--module``'s; GPUs
+  per node default to this machine's (or ``--instance-type``'s); the job reads its size from
+  the allocation.
 * ``k8s --nodes N --image IMAGE``: Kubernetes manifests (a headless Service and an Indexed Job,
-  one pod per GPU node) as YAML.
+  one pod per GPU node) as YAML, the recipe to run and collect them in its header.
 
 The report, its renderers and the launchers live in ``setup_env.fleet``; this module parses and
 writes.
@@ -99,7 +102,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="write an sbatch script that checks N nodes",
     )
     epilog(
-        slurm, LAUNCHER_CODES, "  setup-env fleet slurm --nodes 4 --partition gpu > check.sbatch"
+        slurm,
+        LAUNCHER_CODES,
+        "  setup-env fleet slurm --nodes 4 --partition gpu -o check.sbatch\n"
+        "  sbatch check.sbatch                    # or: sbatch -N 16 --gres=gpu:8 check.sbatch",
     )
     slurm.add_argument("--nodes", type=int, required=True, metavar="N", help="nodes to check")
     slurm.add_argument("--partition", metavar="P", help="the SLURM partition (default: the site's)")
