@@ -306,6 +306,11 @@ def test_a_real_job_whose_allreduce_loses_a_rank_reports_not_ok(
     page = (out / "report.html").read_text()
     assert '<p class="bad"><b>FLEET NEEDS ATTENTION' in page and "FLEET OK" not in page
     assert "FLEET NEEDS ATTENTION" in log_text and "FLEET OK" not in log_text
+    # Read again from the folder the job's last line names: still not OK.
+    assert f"results in {out} " in log_text
+    assert main(["fleet", "report", "--json", "-o", str(tmp_path / "again.json"), str(out)]) == 1
+    again = json.loads((tmp_path / "again.json").read_text())["fleet"]
+    assert again["ok"] is False and again["allreduce"] == rep["allreduce"]
 
 
 @pytest.mark.slow
@@ -334,15 +339,38 @@ def test_a_real_job_stopped_at_its_time_limit_leaves_a_report(
     assert "setup-env fleet: stopped (time-limit)" in log_text
 
 
-def test_script_is_shellcheck_clean(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--gpus-per-node", "8", "--setup-env", "'/opt/my env/bin/setup-env'"),
+        (
+            "--module",
+            "tools/setup-env/1.2",
+            "--exclusive",
+            "--out-dir",
+            "~/fleet/$USER-$SLURM_JOB_ID",
+        ),
+        (
+            "--gpus-per-node",
+            "0",
+            "--cpus-per-node",
+            "12",
+            "--out-dir",
+            "${SCRATCH}/f",
+            "--time",
+            "0",
+        ),
+    ],
+)
+def test_script_is_shellcheck_clean(tmp_path: Path, flags: tuple[str, ...]) -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail("CI must install shellcheck (.ci/run installs the Debian package)")
         pytest.skip("shellcheck is not installed here (CI installs it)")
     script = tmp_path / "fleet.sbatch"
-    argv = ["fleet", "slurm", "--nodes", "4", "--partition", "gpu", "--gpus-per-node", "8"]
-    assert main([*argv, "--setup-env", "'/opt/my env/bin/setup-env'", "-o", str(script)]) == 0
+    argv = ["fleet", "slurm", "--nodes", "4", "--partition", "gpu", *flags]
+    assert main([*argv, "-o", str(script)]) == 0
     proc = subprocess.run(
         [shellcheck, "--shell=bash", "--severity=style", str(script)],
         capture_output=True, text=True, timeout=60,
