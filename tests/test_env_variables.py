@@ -30,6 +30,7 @@ BAD = {
     "SETUP_ENV_VERIFY_TIMEOUT_SCALE": "fast",
     "SETUP_ENV_PYPI_URL": "ftp://pypi.example",
     "SETUP_ENV_INDEX_URL": "download.pytorch.org/whl",
+    "SETUP_ENV_NODE_NAME": "node 7;reboot",
 }
 
 

@@ -455,3 +455,17 @@ def test_real_allreduce_results_one_rank_dead(
     )
     assert [(r["node"], r["status"]) for r in body["allreduce"]] == [("a", "pass"), ("b", "fail")]
     assert body["allreduce"][1]["message"].startswith("torchrun (gloo, 2 per node) failed")
+
+
+def test_a_pod_document_is_named_by_its_node_not_its_pod(
+    ready_doc: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A check run in a pod records the node (SETUP_ENV_NODE_NAME, from spec.nodeName) beside
+    the pod's hostname: the report's row is the node."""
+    for i, name in enumerate(("gpu-node-a", "gpu-node-b")):
+        doc = copy.deepcopy(ready_doc)
+        doc["check"]["node"] = {"hostname": f"setup-env-fleet-{i}", "node_name": name}
+        (tmp_path / f"setup-env-fleet-{i}-x7k2p.json").write_text(json.dumps(doc))
+    assert main(["fleet", "report", "--json", str(tmp_path)]) == 0
+    rep = json.loads(capsys.readouterr().out)["fleet"]
+    assert [n["name"] for n in rep["nodes"]] == ["gpu-node-a", "gpu-node-b"]

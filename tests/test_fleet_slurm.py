@@ -165,6 +165,67 @@ def submit(
     return proc.returncode, tmp_path / f"out-{job}", f"{proc.stderr}\n{log_text}"
 
 
+@pytest.mark.slow
+@pytest.mark.torch
+def test_plain_sbatch_as_the_readme_says_with_the_node_count_overridden(
+    cluster: dict[str, str], tmp_path: Path
+) -> None:
+    """The README's form: `fleet slurm` with no --setup-env, submitted with plain sbatch; a
+    site that exports nothing to jobs (SBATCH_EXPORT=NONE, a PATH without the venv) and a
+    node count given at submission (-N 1 over the script's 2). The report reads the results
+    folder as the job's last line names it."""
+    pytest.importorskip("torch")
+    script = tmp_path / "fleet.sbatch"
+    argv = ["fleet", "slurm", "--nodes", "2", "--partition", "test", "--no-verify"]
+    argv += ["--out-dir", f"{tmp_path}/out-$SLURM_JOB_ID", "-o", str(script)]
+    assert main(argv) == 0
+    text = script.read_text()
+    assert f"SETUP_ENV=({setup_env_exe()})\n" in text and "#SBATCH --nodes=2\n" in text
+    env = {
+        "SLURM_CONF": cluster["conf"],
+        "SBATCH_EXPORT": "NONE",
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
+    proc = subprocess.run(
+        ["sbatch", "-N", "1", "--wait", "--parsable", str(script)],
+        capture_output=True, text=True, timeout=540, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    job = proc.stdout.strip().split(";")[0]
+    log = tmp_path / f"setup-env-fleet-{job}.out"
+    log_text = log.read_text() if log.exists() else f"(no job log) {proc.stderr}"
+    assert proc.returncode == 0, log_text
+    out = tmp_path / f"out-{job}"
+    assert f"results in {out} (again: setup-env fleet report {out})" in log_text
+    record = json.loads((out / "fleet-job.json").read_text())
+    assert record["expected_nodes"] == 1 and record["nodes"] == [cluster["host"]]
+    code = main(["fleet", "report", "--json", "-o", str(tmp_path / "again.json"), str(out)])
+    rep = json.loads((tmp_path / "again.json").read_text())["fleet"]
+    assert code == 0 and rep["ok"] is True and rep["unreadable"] == [], rep
+    assert [n["name"] for n in rep["nodes"]] == [cluster["host"]]
+    assert [r["status"] for r in rep["allreduce"]] == ["pass"]
+
+
+def test_a_real_job_without_setup_env_on_its_node_says_so(
+    cluster: dict[str, str], tmp_path: Path
+) -> None:
+    """--setup-env naming a venv the node does not have: the job stops at once, exit 3, and
+    its log says what is missing where."""
+    missing = tmp_path / "no-such-venv" / "bin" / "setup-env"
+    script = tmp_path / "fleet.sbatch"
+    argv = ["fleet", "slurm", "--nodes", "1", "--partition", "test", "--setup-env", str(missing)]
+    assert main([*argv, "--out-dir", f"{tmp_path}/out-$SLURM_JOB_ID", "-o", str(script)]) == 0
+    env = {**os.environ, "SLURM_CONF": cluster["conf"]}
+    proc = subprocess.run(
+        ["sbatch", "--wait", "--parsable", str(script)],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    job = proc.stdout.strip().split(";")[0]
+    log_text = (tmp_path / f"setup-env-fleet-{job}.out").read_text()
+    assert proc.returncode == 3, log_text
+    assert f"setup-env fleet: {missing} is not on {cluster['host']}" in log_text
+
+
 def setup_env_exe() -> Path:
     exe = Path(sys.executable).with_name("setup-env")
     assert exe.exists(), exe
@@ -245,6 +306,11 @@ def test_a_real_job_whose_allreduce_loses_a_rank_reports_not_ok(
     page = (out / "report.html").read_text()
     assert '<p class="bad"><b>FLEET NEEDS ATTENTION' in page and "FLEET OK" not in page
     assert "FLEET NEEDS ATTENTION" in log_text and "FLEET OK" not in log_text
+    # Read again from the folder the job's last line names: still not OK.
+    assert f"results in {out} " in log_text
+    assert main(["fleet", "report", "--json", "-o", str(tmp_path / "again.json"), str(out)]) == 1
+    again = json.loads((tmp_path / "again.json").read_text())["fleet"]
+    assert again["ok"] is False and again["allreduce"] == rep["allreduce"]
 
 
 @pytest.mark.slow
@@ -273,15 +339,38 @@ def test_a_real_job_stopped_at_its_time_limit_leaves_a_report(
     assert "setup-env fleet: stopped (time-limit)" in log_text
 
 
-def test_script_is_shellcheck_clean(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--gpus-per-node", "8", "--setup-env", "'/opt/my env/bin/setup-env'"),
+        (
+            "--module",
+            "tools/setup-env/1.2",
+            "--exclusive",
+            "--out-dir",
+            "~/fleet/$USER-$SLURM_JOB_ID",
+        ),
+        (
+            "--gpus-per-node",
+            "0",
+            "--cpus-per-node",
+            "12",
+            "--out-dir",
+            "${SCRATCH}/f",
+            "--time",
+            "0",
+        ),
+    ],
+)
+def test_script_is_shellcheck_clean(tmp_path: Path, flags: tuple[str, ...]) -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail("CI must install shellcheck (.ci/run installs the Debian package)")
         pytest.skip("shellcheck is not installed here (CI installs it)")
     script = tmp_path / "fleet.sbatch"
-    argv = ["fleet", "slurm", "--nodes", "4", "--partition", "gpu", "--gpus-per-node", "8"]
-    assert main([*argv, "--setup-env", "'/opt/my env/bin/setup-env'", "-o", str(script)]) == 0
+    argv = ["fleet", "slurm", "--nodes", "4", "--partition", "gpu", *flags]
+    assert main([*argv, "-o", str(script)]) == 0
     proc = subprocess.run(
         [shellcheck, "--shell=bash", "--severity=style", str(script)],
         capture_output=True, text=True, timeout=60,
@@ -296,6 +385,13 @@ def test_script_is_shellcheck_clean(tmp_path: Path) -> None:
         ("--time", "1h"),
         ("--out-dir", "out/$(reboot)"),
         ("--out-dir", "../../etc"),
+        ("--out-dir", "$PATH/x"),
+        ("--out-dir", "~root/x"),
+        ("--out-dir", "${SLURM_JOB_ID/x"),
+        ("--out-dir", "${USER}x}"),
+        ("--module", "a b"),
+        ("--cpus-per-node", "0"),
+        ("--instance-type", "no-such.type"),
         ("--setup-env", "'unclosed"),
     ],
 )
@@ -316,7 +412,8 @@ def test_values_land_in_the_script_quoted(capsys: pytest.CaptureFixture[str]) ->
         assert main(["fleet", "slurm", "--nodes", "3", "--setup-env", command]) == 0
         text = capsys.readouterr().out
         assert expected + "\n" in text
-        assert "#SBATCH --nodes=3" in text and "--nnodes 3" in text
+        assert "#SBATCH --nodes=3" in text and "NODES=${SLURM_JOB_NUM_NODES:-3}" in text
+        assert '--nnodes "$NODES"' in text
 
 
 # --- the script's logic on three nodes, under a stand-in srun ----------------------------------
@@ -330,22 +427,28 @@ def test_values_land_in_the_script_quoted(capsys: pytest.CaptureFixture[str]) ->
 # real `fleet report`.
 
 STUB_SRUN = r"""#!/bin/bash
-out="" err=""
+out="" err="" opts=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --output=*) out=${1#--output=} ;;
     --error=*) err=${1#--error=} ;;
-    --*) ;;
+    --*) opts+=("$1") ;;
     *) break ;;
   esac
   shift
 done
+args="${opts[*]} $*"
+echo "${args//$'\n'/ }" >>"$STUB_ARGS"
 rc=0
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; exit 143' TERM
 for node in $STUB_NODES; do
   case " ${STUB_DEAD:-} " in *" $node "*) rc=1; continue ;; esac
-  STUB_NODE=$node "$@" >"${out//%N/$node}" 2>"${err//%N/$node}" &
+  argv=("$@")
+  case " ${STUB_MISSING:-} " in  # setup-env is not on this node: its path leads nowhere there
+    *" $node "*) argv=("${argv[@]/#$STUB_EXE/$STUB_EXE.not-on-$node}") ;;
+  esac
+  SLURMD_NODENAME=$node STUB_NODE=$node "${argv[@]}" >"${out//%N/$node}" 2>"${err//%N/$node}" &
   pids+=($!)
 done
 for pid in "${pids[@]}"; do
@@ -397,7 +500,15 @@ def allreduce_result(status: str) -> dict[str, Any]:
 
 
 class StubRun:
-    def __init__(self, tmp_path: Path, ready: dict[str, Any], **env: str) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        ready: dict[str, Any],
+        *flags: str,
+        out_dir: str | None = None,
+        out: Path | None = None,
+        **env: str,
+    ) -> None:
         if shutil.which("bash") is None:
             pytest.skip("needs bash")
         self.tmp = tmp_path
@@ -419,9 +530,11 @@ class StubRun:
             (docs / f"verify-{node}.json").write_text(json.dumps(allreduce_result(status)))
             (docs / f"verify-{node}.rc").write_text("0" if status == "pass" else "1")
         self.script = tmp_path / "fleet.sbatch"
-        argv = ["fleet", "slurm", "--nodes", "3", "--setup-env", str(exe)]
-        argv += ["--out-dir", f"{tmp_path}/out-$SLURM_JOB_ID", "-o", str(self.script)]
-        assert main(argv) == 0
+        argv = ["fleet", "slurm", "--nodes", "3"]
+        if "--module" not in flags:
+            argv += ["--setup-env", str(exe)]
+        argv += ["--out-dir", out_dir or f"{tmp_path}/out-$SLURM_JOB_ID", "-o", str(self.script)]
+        assert main([*argv, *flags]) == 0
         root = str(Path(__file__).resolve().parent.parent)
         self.env = {
             **os.environ,
@@ -432,9 +545,11 @@ class StubRun:
             "STUB_NODES": " ".join(NODES),
             "STUB_DOCS": str(docs),
             "STUB_PYTHON": sys.executable,
+            "STUB_EXE": str(exe),
+            "STUB_ARGS": str(tmp_path / "srun-args"),
             **env,
         }
-        self.out = tmp_path / "out-77"
+        self.out = out or tmp_path / "out-77"
 
     def start(self) -> subprocess.Popen[str]:
         return subprocess.Popen(
@@ -460,9 +575,9 @@ class StubRun:
 
     def report(self, fmt: str) -> tuple[int, str]:
         flags = ["--json"] if fmt == "json" else ["--format", fmt]
-        paths = [self.out / "fleet-job.json", self.out / "nodes", self.out / "allreduce"]
+        # The results folder as the job's last line names it.
         proc = subprocess.run(
-            [sys.executable, "-m", "setup_env", "fleet", "report", *flags, *map(str, paths)],
+            [sys.executable, "-m", "setup_env", "fleet", "report", *flags, str(self.out)],
             capture_output=True, text=True, timeout=60, env=self.env, check=False,
         )  # fmt: skip
         return proc.returncode, proc.stdout
@@ -519,6 +634,114 @@ def test_stub_fleet_with_a_missing_node_is_not_ok(
     assert rep["missing_nodes"] == ["gpu-c"] and rep["expected_nodes"] == 3
     assert [n["name"] for n in rep["nodes"]] == ["gpu-a", "gpu-b"]
     assert "no check document from gpu-c" in log
+
+
+def test_stub_node_count_gpus_and_cpus_come_from_the_allocation(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    """Written for 3 nodes, submitted as `sbatch -N 2 --gres=gpu:8` on nodes with 16 and 32
+    CPUs: two nodes are expected, and each step asks for 8 GPUs and the 16 CPUs both have."""
+    run = StubRun(
+        tmp_path, ready_check, "--gpus-per-node", "0",
+        STUB_NODES="gpu-a gpu-b", SLURM_JOB_NUM_NODES="2", SLURM_GPUS_ON_NODE="8",
+        SLURM_JOB_CPUS_PER_NODE="32,16",
+    )  # fmt: skip
+    script = run.script.read_text()
+    assert "#SBATCH --nodes=3" in script and "#SBATCH --gpus-per-node" not in script
+    code, log = run.run()
+    assert code == 0, log
+    record = run.record()
+    assert record["expected_nodes"] == 2 and record["nodes"] == ["gpu-a", "gpu-b"]
+    steps = [ln for ln in (tmp_path / "srun-args").read_text().splitlines()]
+    assert len(steps) == 2, steps
+    for line in steps:
+        assert line.startswith(
+            "--nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=16 --mem=0 --export=ALL "
+            "--gres=gpu:8 "
+        ), line
+    assert " verify --json --only distributed --nnodes 2 " in steps[1]
+    rep = json.loads((run.out / "report.json").read_text())["fleet"]
+    assert rep["ok"] is True and rep["expected_nodes"] == 2
+
+
+def test_stub_cpus_per_task_of_the_job_wins(tmp_path: Path, ready_check: dict[str, Any]) -> None:
+    run = StubRun(tmp_path, ready_check, SLURM_CPUS_PER_TASK="6", SLURM_JOB_CPUS_PER_NODE="12(x3)")
+    assert "#SBATCH --cpus-per-task=2\n" in run.script.read_text()  # no GPU: 2 CPUs
+    code, log = run.run()
+    assert code == 0, log
+    for line in (tmp_path / "srun-args").read_text().splitlines():
+        assert " --cpus-per-task=6 " in line and "--gres" not in line, line
+
+
+def test_stub_node_without_setup_env_is_named_in_the_report(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    run = StubRun(tmp_path, ready_check, STUB_MISSING="gpu-b")
+    code, log = run.run()
+    assert code == 1, log
+    assert "setup-env.not-on-gpu-b is not on gpu-b" in (run.out / "nodes" / "gpu-b.err").read_text()
+    rep = every_format_not_ok(run)
+    assert rep["missing_nodes"] == ["gpu-b"]
+    # Both steps' documents from gpu-b say why, by name.
+    bad = {b["path"][len(str(run.out)) + 1 :]: b["reason"] for b in rep["unreadable"]}
+    assert sorted(bad) == ["allreduce/gpu-b.json", "nodes/gpu-b.json"]
+    for reason in bad.values():
+        assert reason.startswith("an error, not a result: gpu-b: ") and "is not there" in reason
+    assert "2 of 3 nodes left a check document" in log
+
+
+def test_stub_setup_env_missing_where_the_job_starts_stops_it_at_once(
+    tmp_path: Path, ready_check: dict[str, Any]
+) -> None:
+    run = StubRun(tmp_path, ready_check)
+    missing = tmp_path / "no-venv" / "bin" / "setup-env"
+    text = run.script.read_text().replace(
+        f"SETUP_ENV=({run.env['STUB_EXE']})", f"SETUP_ENV=({missing})"
+    )
+    run.script.write_text(text)
+    code, log = run.run()
+    assert code == 3, log
+    assert f"setup-env fleet: {missing} is not on " in log
+    assert not run.out.exists()
+
+
+MODULE_FUNCTION = (
+    '() { [ "$1 $2" = "load site/setup-env" ] && export PATH="$STUB_MODULE_BIN:$PATH"; }'
+)
+
+
+@pytest.mark.parametrize("module", ["site/setup-env", "site/other"])
+def test_stub_setup_env_from_an_environment_module(
+    tmp_path: Path, ready_check: dict[str, Any], module: str
+) -> None:
+    """`module` as Lmod and Environment Modules hand it to a batch shell: an exported bash
+    function (BASH_FUNC_module%%). The script loads the module named at generation and runs
+    the setup-env it puts on PATH; a module that does not load stops the job (exit 3)."""
+    mod_bin = tmp_path / "modbin"
+    mod_bin.mkdir()
+    run = StubRun(tmp_path, ready_check, "--module", module)
+    (mod_bin / "setup-env").symlink_to(run.env["STUB_EXE"])
+    run.env.update({"BASH_FUNC_module%%": MODULE_FUNCTION, "STUB_MODULE_BIN": str(mod_bin)})
+    assert "SETUP_ENV=(setup-env)\n" in run.script.read_text()
+    code, log = run.run()
+    if module == "site/other":
+        assert code == 3 and "`module load site/other` failed on" in log, log
+        return
+    assert code == 0, log
+    assert "FLEET OK: 3 nodes" in log
+
+
+def test_stub_out_dir_with_home_and_user(tmp_path: Path, ready_check: dict[str, Any]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    run = StubRun(
+        tmp_path, ready_check, out_dir="~/fleet/$USER-${SLURM_JOB_ID}",
+        out=home / "fleet" / "alice-77", HOME=str(home), USER="alice",
+    )  # fmt: skip
+    code, log = run.run()
+    assert code == 0, log
+    assert f"results in {home}/fleet/alice-77 " in log
+    assert json.loads((run.out / "report.json").read_text())["fleet"]["ok"] is True
 
 
 @pytest.mark.parametrize(("sig", "ended", "state"), [
@@ -678,3 +901,55 @@ def test_the_time_limit_warning_leaves_time_to_report(
     assert main(["fleet", "slurm", "--nodes", "2", "--time", time_limit]) == 0
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("#SBATCH --sig")]
     assert lines == ([signal_line] if signal_line else [])
+
+
+# --- GPUs asked for by default ---------------------------------------------------------------
+
+# An HGX-style host's display devices as sysfs lists them: two NVIDIA 3D controllers (class
+# 0x0302), the BMC's ASPEED VGA (0x1a03), and a host bridge that is no display device.
+PCI_FILES = {
+    "/sys/bus/pci/devices/0000:18:00.0/class": "0x030200\n",
+    "/sys/bus/pci/devices/0000:18:00.0/vendor": "0x10de\n",
+    "/sys/bus/pci/devices/0000:18:00.0/device": "0x2330\n",
+    "/sys/bus/pci/devices/0000:2a:00.0/class": "0x030200\n",
+    "/sys/bus/pci/devices/0000:2a:00.0/vendor": "0x10de\n",
+    "/sys/bus/pci/devices/0000:2a:00.0/device": "0x2330\n",
+    "/sys/bus/pci/devices/0000:03:00.0/class": "0x030000\n",
+    "/sys/bus/pci/devices/0000:03:00.0/vendor": "0x1a03\n",
+    "/sys/bus/pci/devices/0000:00:00.0/class": "0x060000\n",
+    "/sys/bus/pci/devices/0000:00:00.0/vendor": "0x8086\n",
+}
+
+
+def sbatch_lines(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
+    assert main(["fleet", "slurm", "--nodes", "2", *argv]) == 0
+    return [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("#SBATCH --")]
+
+
+def test_gpus_asked_for_by_default_from_this_machine_or_the_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_probe_host import make_replay
+
+    from setup_env.commands import fleet
+
+    host = make_replay(tmp_path / "h", {"interpreter": {"system": "Linux"}}, PCI_FILES)
+    assert fleet.gpus_here(host) == 2
+    assert fleet.gpus_here(make_replay(tmp_path / "e", {"interpreter": {"system": "Linux"}})) == 0
+    monkeypatch.setattr(fleet, "gpus_here", lambda host=None: 2)  # this machine: the host above
+    lines = sbatch_lines(capsys)
+    assert "#SBATCH --gpus-per-node=2" in lines and "#SBATCH --cpus-per-task=4" in lines
+    # A named target wins over this machine; the flag over both; 0 asks for none.
+    lines = sbatch_lines(capsys, "--instance-type", "p5.48xlarge")
+    assert "#SBATCH --gpus-per-node=8" in lines and "#SBATCH --cpus-per-task=16" in lines
+    lines = sbatch_lines(capsys, "--instance-type", "p5.48xlarge", "--gpus-per-node", "4")
+    assert "#SBATCH --gpus-per-node=4" in lines
+    lines = sbatch_lines(capsys, "--gpus-per-node", "0")
+    assert not [ln for ln in lines if "gpu" in ln] and "#SBATCH --cpus-per-task=2" in lines
+    monkeypatch.setattr(fleet, "gpus_here", lambda host=None: 0)
+    assert not [ln for ln in sbatch_lines(capsys) if "gpu" in ln]
+    # Whole nodes: no CPU count, all memory.
+    lines = sbatch_lines(capsys, "--exclusive", "--gpus-per-node", "8")
+    assert "#SBATCH --exclusive" in lines and "#SBATCH --mem=0" in lines
+    assert not [ln for ln in lines if "cpus-per-task" in ln]
+    assert "#SBATCH --cpus-per-task=32" in sbatch_lines(capsys, "--cpus-per-node", "32")

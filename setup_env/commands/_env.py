@@ -82,6 +82,14 @@ def _url(value: str) -> str | None:
     return None if _URL.fullmatch(value) else "not a plain http(s) URL"
 
 
+def _node_name(value: str) -> str | None:
+    import re
+
+    # A Kubernetes node name (DNS-1123 subdomain) or any host name.
+    ok = re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?", value)
+    return None if ok else "expected a node name (letters, digits, '.', '-', '_')"
+
+
 # name -> check (None: the value is fine, else why not). An empty value means "not set".
 CHECKS: dict[str, Callable[[str], str | None]] = {
     "SETUP_ENV_NVIDIA_DRIVER_VERSION": _driver,
@@ -96,6 +104,7 @@ CHECKS: dict[str, Callable[[str], str | None]] = {
     "SETUP_ENV_VERIFY_TIMEOUT_SCALE": _seconds(0, 1000),
     "SETUP_ENV_PYPI_URL": _url,
     "SETUP_ENV_INDEX_URL": _url,
+    "SETUP_ENV_NODE_NAME": _node_name,
 }
 
 

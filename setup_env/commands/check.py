@@ -138,6 +138,10 @@ def _node() -> dict[str, Any]:
     import platform
 
     node: dict[str, Any] = {"hostname": platform.node() or None}
+    # The node a pod runs on (the Kubernetes manifests set it from spec.nodeName): a pod's
+    # hostname is its own name, which says nothing about the machine.
+    if os.environ.get("SETUP_ENV_NODE_NAME"):
+        node["node_name"] = os.environ["SETUP_ENV_NODE_NAME"][:253]
     for var in ("SLURM_JOB_ID", "SLURM_NODEID", "SLURM_PROCID", "JOB_COMPLETION_INDEX"):
         if os.environ.get(var):
             node[var.lower()] = os.environ[var][:64]

@@ -7,9 +7,12 @@
   node fails, is missing, the all-reduce or a step did not pass, or the fleet drifts; 2 when no
   document could be read.
 * ``slurm --nodes N [--partition P]``: an sbatch script (check per node through srun, the
-  multi-node all-reduce through torchrun, then the report), on stdout or ``-o FILE``.
+  multi-node all-reduce through torchrun, then the report), on stdout or ``-o FILE``. The nodes
+  run the setup-env running now (absolute path), ``--setup-env CMD`` or a ``--module``'s; GPUs
+  per node default to this machine's (or ``--instance-type``'s); the job reads its size from
+  the allocation.
 * ``k8s --nodes N --image IMAGE``: Kubernetes manifests (a headless Service and an Indexed Job,
-  one pod per GPU node) as YAML.
+  one pod per GPU node) as YAML, the recipe to run and collect them in its header.
 
 The report, its renderers and the launchers live in ``setup_env.fleet``; this module parses and
 writes.
@@ -19,8 +22,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from setup_env.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from setup_env.probe.host import Host
 
 
 def _flags(p: argparse.ArgumentParser) -> None:
@@ -95,7 +102,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="write an sbatch script that checks N nodes",
     )
     epilog(
-        slurm, LAUNCHER_CODES, "  setup-env fleet slurm --nodes 4 --partition gpu > check.sbatch"
+        slurm,
+        LAUNCHER_CODES,
+        "  setup-env fleet slurm --nodes 4 --partition gpu -o check.sbatch\n"
+        "  sbatch check.sbatch                    # or: sbatch -N 16 --gres=gpu:8 check.sbatch",
     )
     slurm.add_argument("--nodes", type=int, required=True, metavar="N", help="nodes to check")
     slurm.add_argument("--partition", metavar="P", help="the SLURM partition (default: the site's)")
@@ -103,7 +113,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gpus-per-node",
         type=int,
         metavar="G",
-        help="GPUs to ask for on each node (--gpus-per-node)",
+        help="GPUs to ask for on each node (default: as many as this machine, or the "
+        "--instance-type, has; 0: none; `sbatch --gres=gpu:G` overrides it)",
+    )
+    slurm.add_argument(
+        "--instance-type",
+        metavar="TYPE",
+        help="the nodes' cloud instance type (e.g. p5.48xlarge): its GPU count is the default",
+    )
+    slurm.add_argument(
+        "--cpus-per-node",
+        type=int,
+        metavar="C",
+        help="CPUs to ask for on each node (default 2 per GPU, at least 2)",
+    )
+    slurm.add_argument(
+        "--exclusive",
+        action="store_true",
+        help="ask for whole nodes (every CPU and all memory: speed figures without neighbours)",
     )
     slurm.add_argument(
         "--time",
@@ -113,15 +140,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     slurm.add_argument(
         "--setup-env",
-        default="setup-env",
         metavar="CMD",
-        help="setup-env on the nodes (default: setup-env on PATH; e.g. /opt/venv/bin/setup-env)",
+        help="setup-env on the nodes (default: the one running now, by its absolute path, "
+        "e.g. /shared/venv/bin/setup-env; `setup-env` with --module)",
+    )
+    slurm.add_argument(
+        "--module",
+        metavar="NAME",
+        help="an environment module that provides setup-env (`module load NAME` in the job)",
     )
     slurm.add_argument(
         "--out-dir",
         default="setup-env-fleet-$SLURM_JOB_ID",
         metavar="DIR",
-        help="where the job writes its results (default setup-env-fleet-$SLURM_JOB_ID)",
+        help="the results folder, on a filesystem every node shares (default "
+        "setup-env-fleet-$SLURM_JOB_ID beside the submission; ~/ and $USER, $HOME, $SCRATCH, "
+        "$WORK, $SLURM_SUBMIT_DIR, $SLURM_JOB_ID expand in the job)",
     )
     slurm.add_argument(
         "--no-verify",
@@ -162,6 +196,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="setup-env",
         metavar="CMD",
         help="setup-env in the image (default: setup-env on PATH)",
+    )
+    k8s.add_argument(
+        "--time",
+        default="00:30:00",
+        metavar="HH:MM:SS",
+        help="the Job's deadline (activeDeadlineSeconds; default 30 min)",
+    )
+    k8s.add_argument(
+        "--keep-hours",
+        type=int,
+        default=24,
+        metavar="H",
+        help="delete the finished Job and its pods' logs after H hours (default 24)",
+    )
+    k8s.add_argument(
+        "--cpus-per-node",
+        type=int,
+        metavar="C",
+        help="CPUs each pod asks for (default 2 per GPU, at least 4)",
+    )
+    k8s.add_argument(
+        "--memory",
+        default="64Gi",
+        metavar="QTY",
+        help="memory each pod asks for, /dev/shm included (default 64Gi)",
+    )
+    k8s.add_argument(
+        "--shm-size",
+        default="16Gi",
+        metavar="QTY",
+        help="the /dev/shm memory volume (NCCL; the container default is 64 MB; default 16Gi)",
+    )
+    k8s.add_argument(
+        "--gpu-resource",
+        default="nvidia.com/gpu",
+        metavar="NAME",
+        help="the device plugin's GPU resource (default nvidia.com/gpu; amd.com/gpu for AMD)",
+    )
+    k8s.add_argument(
+        "--rdma",
+        action="append",
+        default=[],
+        metavar="NAME[=COUNT]",
+        help="an RDMA/EFA device resource each pod asks for, e.g. vpc.amazonaws.com/efa=32 or "
+        "rdma/rdma_shared_device_a (repeatable; adds IPC_LOCK)",
+    )
+    k8s.add_argument(
+        "--as-root",
+        action="store_true",
+        help="run the pods as the image's user, root included (not the restricted level then)",
     )
     k8s.add_argument("-o", "--output", metavar="FILE", help="write the manifests to FILE")
     _flags(k8s)
@@ -230,6 +314,61 @@ def _report(args: argparse.Namespace) -> int:
     return code if code else rep.exit_code
 
 
+def _node_setup_env(given: str | None, module: str | None) -> str:
+    """setup-env as the nodes run it: as given; ``setup-env`` (on the PATH the module sets);
+    else the one running now, by absolute path (its venv's script, else its interpreter with
+    ``-m setup_env``): a site's venv on a shared filesystem is found with no PATH at all."""
+    import os
+    import shlex
+
+    if given is not None:
+        return given
+    if module is not None:
+        return "setup-env"
+    python = os.path.abspath(sys.executable)
+    script = os.path.join(os.path.dirname(python), "setup-env")
+    if os.path.isfile(script) and os.access(script, os.X_OK):
+        return shlex.quote(script)
+    return f"{shlex.quote(python)} -m setup_env"
+
+
+def gpus_here(host: Host | None = None) -> int:
+    """NVIDIA and AMD GPUs on this machine's PCI bus (sysfs; 0 where there is none)."""
+    from setup_env.probe import pci
+    from setup_env.probe.host import LiveHost
+
+    vendors = (pci.VENDOR_NVIDIA, pci.VENDOR_AMD)
+    devices = pci.display_devices(host if host is not None else LiveHost({}))
+    return sum(1 for d in devices if d.vendor in vendors)
+
+
+def _slurm_gpus(args: argparse.Namespace) -> int | None:
+    """GPUs per node: the flag; else the named instance type's; else this machine's."""
+    if args.gpus_per_node is not None:
+        return int(args.gpus_per_node)
+    if args.instance_type:
+        from setup_env.act.launchers import LauncherError
+        from setup_env.knowledge import cloud_catalog
+
+        found = cloud_catalog.load().find(args.instance_type)
+        if not found:
+            raise LauncherError(f"--instance-type {args.instance_type!r}: not in the catalogue")
+        return found[0].gpu_count
+    return gpus_here() or None
+
+
+def _resource(text: str) -> tuple[str, int]:
+    """``--rdma NAME[=COUNT]``: the resource and how many (1 when not said)."""
+    from setup_env.act.launchers import LauncherError
+
+    name, sep, count = text.partition("=")
+    if not sep:
+        return name, 1
+    if not count.isdigit():
+        raise LauncherError(f"--rdma {text!r}: expected NAME or NAME=COUNT")
+    return name, int(count)
+
+
 def run(args: argparse.Namespace) -> int:
     from setup_env.act import launchers
     from setup_env.output import render
@@ -253,11 +392,14 @@ def run(args: argparse.Namespace) -> int:
                 launchers.SlurmOptions(
                     nodes=args.nodes,
                     partition=args.partition,
-                    gpus_per_node=args.gpus_per_node,
+                    gpus_per_node=_slurm_gpus(args),
                     time=args.time,
-                    setup_env=args.setup_env,
+                    setup_env=_node_setup_env(args.setup_env, args.module),
+                    module=args.module,
                     out_dir=args.out_dir,
                     verify_args=("--no-verify",) if args.no_verify else (),
+                    cpus_per_node=args.cpus_per_node,
+                    exclusive=args.exclusive,
                 )
             )
         else:
@@ -269,17 +411,17 @@ def run(args: argparse.Namespace) -> int:
                 namespace=args.namespace,
                 results_pvc=args.results_pvc,
                 setup_env=args.setup_env,
+                time=args.time,
+                keep_hours=args.keep_hours,
+                cpus_per_node=args.cpus_per_node,
+                memory=args.memory,
+                shm=args.shm_size,
+                gpu_resource=args.gpu_resource,
+                extra_resources=tuple(_resource(r) for r in args.rdma),
+                as_root=args.as_root,
+                output_name=args.output,
             )
-            header = (
-                f"# Written by `setup-env fleet k8s --nodes {args.nodes}`. Apply, wait, collect:\n"
-                f"#   kubectl apply -f THIS_FILE\n"
-                f"#   kubectl wait --for=condition=complete --timeout=30m job/{args.name}\n"
-                f"#   for p in $(kubectl get pods -l job-name={args.name} -o name); do\n"
-                f'#     kubectl logs "$p" > "nodes/${{p#pod/}}.json"; done\n'
-                f"#   setup-env fleet report --nodes {args.nodes} nodes/\n"
-                "# Each pod's log holds its check, its all-reduce and its record of both; a pod\n"
-                "# that left no log is a missing node in the report.\n"
-            )
+            header = launchers.k8s_header(options)
             manifests = launchers.k8s_manifests(options)
             text = launchers.to_yaml(manifests, header)
     except launchers.LauncherError as exc:

@@ -264,7 +264,11 @@ def node_from_document(doc: Any, path: str) -> Node:
                 speed[_str(c, "device", where) or "?"] = float(tflops)
         elif name == "distributed":
             distributed = status
-    name = _str(node, "hostname", "check.node") or os.path.splitext(os.path.basename(path))[0]
+    name = (
+        _str(node, "node_name", "check.node")  # a pod's node (Kubernetes' spec.nodeName)
+        or _str(node, "hostname", "check.node")
+        or os.path.splitext(os.path.basename(path))[0]
+    )
     return Node(
         name=name,
         path=path,
