@@ -18,10 +18,12 @@
   did not run or left no result fails the all-reduce; a step that did not end ``done`` (failed,
   stopped at the time limit, never started) is a problem of the whole job.
 * **look first**: every node with a finding, worst first, by ``SEVERITY``: broken or failing
-  (BROKEN, unexaminable, missing, the all-reduce failed), then not ready (ACTION NEEDED, e.g.
-  torch not installed), then hardware faults (uncorrected ECC errors, a degraded PCIe link,
-  throttling, missing or other GPUs), then speed outliers within the pool, then drift, then
-  warnings. Nodes are compared on their worst findings first, then on how many of each.
+  (BROKEN, unexaminable, missing, the all-reduce failed), then hardware faults (uncorrected ECC
+  errors, a degraded PCIe link, throttling, missing or other GPUs), then not ready (ACTION
+  NEEDED, e.g. torch not installed: the verdict prints the command that fixes it, where a
+  hardware fault needs a person at the machine and corrupts results meanwhile), then speed
+  outliers within the pool, then drift, then warnings. Nodes are compared on their worst
+  findings first, then on how many of each.
 
 The verdict is the worst of them all. Exit code: 1 when a node fails or is missing, is
 unhealthy, the all-reduce or any step did not pass, or a pool drifts; 0 otherwise.
@@ -60,11 +62,11 @@ DRIFT_FIELDS: tuple[tuple[str, str, Callable[[Node], Optional[str]]], ...] = (
 # What "look first" ranks by, worst first: (name, weight in a node's score, what it covers).
 SEVERITY: tuple[tuple[str, int, str], ...] = (
     ("broken", 1000, "BROKEN or unexaminable, no document, the all-reduce failed"),
-    ("not-ready", 300, "ACTION NEEDED (torch not installed, a driver to fix)"),
-    ("ecc", 100, "uncorrected ECC errors"),
-    ("pcie", 60, "a PCIe link narrower than its maximum"),
-    ("throttle", 40, "a GPU throttled"),
-    ("gpus", 30, "missing or other GPUs than the instance type has"),
+    ("ecc", 300, "uncorrected ECC errors"),
+    ("pcie", 200, "a PCIe link narrower than its maximum"),
+    ("throttle", 150, "a GPU throttled"),
+    ("gpus", 100, "missing or other GPUs than the instance type has"),
+    ("not-ready", 50, "ACTION NEEDED (torch not installed, a driver to fix)"),
     ("slow", 20, "slower than its pool"),
     ("drift", 5, "another driver, torch or GPU count than its pool"),
     ("warning", 1, "a warning (a PCIe link at a lower generation: normal at idle)"),
