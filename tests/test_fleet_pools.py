@@ -164,7 +164,7 @@ def test_every_format_shows_the_same_first_nodes(
     _code, html = report(capsys, "html", folder)
     # Findings before the chart, the broken node first.
     assert html.index("<h2>Look first (6)</h2>") < html.index("<h2>Speed against")
-    assert html.index("<li><b>gpu-20</b>") < html.index("<li><b>gpu-21</b>")
+    assert html.index("<td><b>gpu-20</b></td>") < html.index("<td><b>gpu-21</b></td>")
 
 
 def test_a_long_list_ends_with_how_many_more(
@@ -176,8 +176,10 @@ def test_a_long_list_ends_with_how_many_more(
     look = text[text.index("Look first (24 nodes)") :].splitlines()
     shown = render_fleet.LOOK_FIRST_TEXT
     assert look[shown + 1] == "  +9 more nodes (--json lists every one)"
+    assert look[shown + 2] == "  worst finding per node: 24 not-ready"
     _code, page = report(capsys, "markdown", folder)
     assert f"- +{24 - shown} more nodes (--json lists every one)" in page
+    assert "worst finding per node: 24 not-ready" in page
     _code, rep = body(capsys, folder)
     assert len(rep["look_first"]) == 24
 
@@ -222,7 +224,9 @@ def test_ten_thousand_drifting_nodes_fit_in_a_page_of_at_most_2_mb(
     assert page.count('aria-label="NVIDIA H100 80GB HBM3 / ') == 0  # model is in the label
     assert page.count("devices by speed against the pool median") == 4  # one histogram per pool
     assert page.index("<h2>Look first (10000)</h2>") < page.index("<svg")
-    assert "+9900 more nodes (--json lists every one)" in page
+    assert "+9900 more nodes (--json lists every one)" in page  # the node table
+    assert "+9950 more nodes (--json lists every one)" in page  # look first
+    assert "worst finding per node: 10000 not-ready" in page
     assert "slow (under 80%): <b>node-" in page  # the outliers, named
     text = render_fleet.text(rep, Style(False))
     assert "(+9950 more nodes (--json lists every one); first: to look at)" in text

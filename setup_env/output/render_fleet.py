@@ -57,6 +57,17 @@ def drift_others(d: Drift, values: int = 5, names: int = 5) -> str:
     return "; ".join(parts)
 
 
+def severity_counts(report: FleetReport) -> str:
+    """How many nodes have each worst finding: "1 broken, 2 ecc, 40 drift"."""
+    from collections import Counter
+
+    from setup_env.decide.fleet import SEVERITY
+
+    counts = Counter(f.severity for f in report.look_first)
+    parts = [f"{counts[name]} {name}" for name, _w, _says in SEVERITY if counts[name]]
+    return "worst finding per node: " + ", ".join(parts)
+
+
 def _pool_rows(report: FleetReport) -> list[tuple[str, ...]]:
     from collections import Counter
 
@@ -301,13 +312,10 @@ def text(report: FleetReport, style: Style, limit: int = 50) -> str:
             "",
             style(f"Look first ({len(first)} node{'s' if len(first) != 1 else ''})", "bold"),
         ]
-        for f in first[:LOOK_FIRST_TEXT]:
-            why = "; ".join(f.reasons[:3]) + (
-                f"; +{len(f.reasons) - 3} more" if len(f.reasons) > 3 else ""
-            )
-            out.append(f"  {f.node}: {why}")
+        out += [f"  {f.node}: {_reasons(f.reasons)}" for f in first[:LOOK_FIRST_TEXT]]
         if len(first) > LOOK_FIRST_TEXT:
             out.append(f"  {more(len(first) - LOOK_FIRST_TEXT, 'nodes')}")
+            out.append(f"  {severity_counts(report)}")
     out += ["", style(summary_line(report), "green" if report.ok else "red", "bold")]
     return "\n".join(out)
 
@@ -330,6 +338,8 @@ def markdown(report: FleetReport) -> str:
     if report.look_first:
         first = report.look_first
         out += [f"### Look first ({len(first)})", ""]
+        if len(first) > LOOK_FIRST_TEXT:
+            out += [md(severity_counts(report)), ""]
         for f in first[:LOOK_FIRST_TEXT]:
             out.append(f"- **{md(f.node)}** ({md(f.severity)}): {md(_reasons(f.reasons))}")
         if len(first) > LOOK_FIRST_TEXT:
@@ -516,6 +526,7 @@ def pool_histograms(report: FleetReport, width: int = 900, pools_limit: int = 20
 
 
 HTML_LIMIT = 100
+LOOK_FIRST_HTML = 50  # a screenful or two before the chart
 
 
 def html_page(report: FleetReport) -> str:
@@ -528,23 +539,32 @@ def html_page(report: FleetReport) -> str:
         "<style>body{font:14px sans-serif;margin:2em}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
         ".ok{color:#2a7}.bad{color:#c00}tr.fail td{background:#fee}"
-        ".sev{font-size:11px;padding:0 4px;border-radius:3px;background:#eee}"
-        ".sev-broken,.sev-not-ready{background:#fcc}</style>",
+        "table.first td{white-space:nowrap}"
+        "div.why{max-width:36em;overflow:hidden;text-overflow:ellipsis}"
+        ".sev-broken,.sev-ecc,.sev-pcie{background:#fcc}.sev-throttle,.sev-gpus{background:#fec}"
+        "</style>",
         "</head><body>",
         "<h1>setup-env fleet report</h1>",
         f'<p class="{status}"><b>{e(summary_line(report))}</b></p>',
     ]
     if report.look_first:
         first = report.look_first
-        body.append(f"<h2>Look first ({len(first)})</h2><ol>")
-        for f in first[:HTML_LIMIT]:
+        body.append(f"<h2>Look first ({len(first)})</h2>")
+        body.append(f"<p>{e(severity_counts(report))}</p>")
+        body.append(
+            '<table class="first"><tr><th></th><th>node</th><th>worst</th><th>pool</th>'
+            "<th>why</th></tr>"
+        )
+        for k, f in enumerate(first[:LOOK_FIRST_HTML], 1):
             body.append(
-                f'<li><b>{e(f.node)}</b> <span class="sev sev-{e(f.severity)}">{e(f.severity)}'
-                f"</span> {e(f.pool)}: {e(_reasons(f.reasons, 5))}</li>"
+                f'<tr><td>{k}</td><td><b>{e(f.node)}</b></td><td class="sev-{e(f.severity)}">'
+                f"{e(f.severity)}</td><td>{e(f.pool)}</td>"
+                f'<td><div class="why" title="{e("; ".join(f.reasons))}">'
+                f"{e(_reasons(f.reasons))}</div></td></tr>"
             )
-        body.append("</ol>")
-        if len(first) > HTML_LIMIT:
-            body.append(f"<p>{e(more(len(first) - HTML_LIMIT, 'nodes'))}</p>")
+        body.append("</table>")
+        if len(first) > LOOK_FIRST_HTML:
+            body.append(f"<p>{e(more(len(first) - LOOK_FIRST_HTML, 'nodes'))}</p>")
     if report.bad:
         body.append(f"<h2>Unreadable documents ({len(report.bad)})</h2><ul>")
         body += [
