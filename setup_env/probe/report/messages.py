@@ -4,10 +4,9 @@ into :class:`TorchMessage` values."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, record, replace
 
 
 @record
