@@ -17,13 +17,13 @@ import io
 import json
 import os
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from setup_env import bounded
+from setup_env._record import replace
 from setup_env.cli import main
 from setup_env.decide import fleet
 from setup_env.output import render_fleet

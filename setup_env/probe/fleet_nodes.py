@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from setup_env._record import Record, record
+from setup_env._record import Record, record, replace
 from setup_env.facts import printable
 
 MAX_DOCUMENT = 20_000_000  # a check document is ~10-50 KiB
@@ -485,7 +485,6 @@ def load(paths: Sequence[str]) -> tuple[list[Node], list[BadDocument]]:
 def _unique(nodes: list[Node]) -> list[Node]:
     """Two documents from one host (a rerun, two jobs): each keeps its row, named by its file."""
     from collections import Counter
-    from dataclasses import replace
 
     seen = Counter(n.name for n in nodes)
     return [
