@@ -231,7 +231,13 @@ def test_ten_thousand_drifting_nodes_fit_in_a_page_of_at_most_2_mb(
     text = render_fleet.text(rep, Style(False))
     assert "(+9950 more nodes (--json lists every one); first: to look at)" in text
     assert "+9985 more nodes (--json lists every one)" in text  # look first
-    assert len(render_fleet.markdown(rep).encode()) <= 200_000
+    # Each pool's 2,500 drivers: five values shown, with their nodes, then how many more.
+    assert "driver [AMD Instinct MI300X]: 590.1 on 1; 590.1001 on 1 (node-01001); " in text
+    assert "; +2494 more values" in text
+    page = render_fleet.markdown(rep)
+    assert len(page.encode()) <= 200_000
+    assert "+9900 more nodes (--json lists every one); first: to look at" in page
+    assert "+9985 more nodes (--json lists every one)" in page  # look first
 
 
 def test_past_a_hundred_nodes_the_chart_is_per_pool(hosts: dict[str, dict[str, Any]]) -> None:
