@@ -403,3 +403,27 @@ def test_json_shape_limits_count_every_value(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(bounded.InputError, match="nests deeper than 3 levels"):
         bounded.check_shape([[[[]]]], "doc", max_depth=3)
     bounded.check_shape([[[1]]], "doc", max_depth=3)
+
+
+def test_speed_is_judged_against_the_pool_not_the_fleet(hosts: dict[str, dict[str, Any]]) -> None:
+    h100 = fleet_nodes.node_from_document(hosts["h100"], "h100.json")
+    # The edits: the same GPU model in a cloud instance type (SXM, faster) and on premises.
+    cloud = [
+        replace(h100, name=f"p5-{i}", instance_type="p5.48xlarge", speed={"cuda:0": 700.0})
+        for i in range(3)
+    ]
+    onprem = [replace(h100, name=f"lab-{i}", speed={"cuda:0": 400.0}) for i in range(3)]
+    rep = fleet.build(cloud + onprem)
+    assert [p.label for p in rep.pools] == [
+        "NVIDIA H100 80GB HBM3",
+        "p5.48xlarge (NVIDIA H100 80GB HBM3)",
+    ]
+    assert [i for i in rep.issues if i.kind == "slow"] == []  # 400 is not slow beside 700
+    slow = replace(h100, name="lab-3", speed={"cuda:0": 150.0})
+    rep = fleet.build([*cloud, *onprem, slow])
+    assert [(i.node, i.message) for i in rep.issues if i.kind == "slow"] == [
+        ("lab-3", "cuda:0 (NVIDIA H100 80GB HBM3): 150 TFLOP/s, 38% of the pool median 400")
+    ]
+    assert {p.pool for p in rep.speed if p.node.startswith("p5")} == {
+        "p5.48xlarge (NVIDIA H100 80GB HBM3)"
+    }
