@@ -427,3 +427,23 @@ def test_speed_is_judged_against_the_pool_not_the_fleet(hosts: dict[str, dict[st
     assert {p.pool for p in rep.speed if p.node.startswith("p5")} == {
         "p5.48xlarge (NVIDIA H100 80GB HBM3)"
     }
+
+
+def test_fewer_gpus_than_the_pool_is_a_hardware_fault(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], hosts: dict[str, dict[str, Any]]
+) -> None:
+    mi300x = ready(hosts["mi300x"])
+    assert len(mi300x["check"]["facts"]["rocm"]["gpus"]) == 8  # as captured
+    seven = copy.deepcopy(mi300x)
+    del seven["check"]["facts"]["rocm"]["gpus"][7]  # the edit: a GPU fell off the bus
+    old = copy.deepcopy(mi300x)
+    old["check"]["facts"]["rocm"]["driver_version"] = "6.8.0"  # the edit: drift
+    docs = {f"amd-{i}": mi300x for i in range(4)}
+    docs.update({"amd-7gpu": seven, "amd-old": old, "login": hosts["cpu"]})
+    _code, rep = body(capsys, write(tmp_path / "nodes", docs))
+    assert [(f["node"], f["severity"]) for f in rep["look_first"]] == [
+        ("amd-7gpu", "gpus"),
+        ("login", "not-ready"),
+        ("amd-old", "drift"),
+    ]
+    assert rep["look_first"][0]["reasons"] == ["GPU count 7 (pool: 8)"]

@@ -64,7 +64,7 @@ SEVERITY: tuple[tuple[str, int, str], ...] = (
     ("ecc", 300, "uncorrected ECC errors"),
     ("pcie", 200, "a PCIe link narrower than its maximum"),
     ("throttle", 150, "a GPU throttled"),
-    ("gpus", 100, "missing or other GPUs than the instance type has"),
+    ("gpus", 100, "missing GPUs (fewer than its instance type or pool has) or other GPUs"),
     ("not-ready", 50, "ACTION NEEDED (torch not installed, a driver to fix)"),
     ("slow", 20, "slower than its pool"),
     ("drift", 5, "another driver, torch or GPU count than its pool"),
@@ -509,9 +509,13 @@ def _look_first(
     for d in drift:
         where = f"pool: {d.majority}"
         for value, names in d.values.items():
-            if value != d.majority:
-                for name in names:
-                    found[name].append((_TIER["drift"], f"{d.label} {value} ({where})"))
+            if value == d.majority:
+                continue
+            level = _TIER["drift"]
+            if d.field == "gpu_count" and int(value) < int(d.majority):
+                level = _TIER["gpus"]  # fewer GPUs than its pool: GPUs missing, not a version
+            for name in names:
+                found[name].append((level, f"{d.label} {value} ({where})"))
     ranked: list[tuple[tuple[int, ...], Finding]] = []
     for name, items in found.items():
         items.sort(key=lambda t: t[0])
