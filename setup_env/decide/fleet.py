@@ -511,11 +511,11 @@ def _look_first(
         for value, names in d.values.items():
             if value == d.majority:
                 continue
-            level = _TIER["drift"]
+            rank = _TIER["drift"]
             if d.field == "gpu_count" and int(value) < int(d.majority):
-                level = _TIER["gpus"]  # fewer GPUs than its pool: GPUs missing, not a version
+                rank = _TIER["gpus"]  # fewer GPUs than its pool: GPUs missing, not a version
             for name in names:
-                found[name].append((level, f"{d.label} {value} ({where})"))
+                found[name].append((rank, f"{d.label} {value} ({where})"))
     ranked: list[tuple[tuple[int, ...], Finding]] = []
     for name, items in found.items():
         items.sort(key=lambda t: t[0])
