@@ -28,6 +28,7 @@ from setup_env.cli import main
 from setup_env.decide import fleet
 from setup_env.output import render_fleet
 from setup_env.output.render import Style
+from setup_env.output.render_check import md
 from setup_env.probe import fleet_nodes
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
@@ -447,3 +448,30 @@ def test_fewer_gpus_than_the_pool_is_a_hardware_fault(
         ("amd-old", "drift"),
     ]
     assert rep["look_first"][0]["reasons"] == ["GPU count 7 (pool: 8)"]
+
+
+def test_a_job_of_many_pods_lists_failed_steps_first_then_how_many_more(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], hosts: dict[str, dict[str, Any]]
+) -> None:
+    folder = write(tmp_path / "nodes", {f"pod-{i:03d}": ready(hosts["h100"]) for i in range(120)})
+    for i in range(120):
+        # Each pod's own record, as the pod script writes it (tests/test_fleet_k8s.py).
+        state = "failed" if i == 117 else "done"
+        record = {
+            "schema": "setup-env/fleet-job",
+            "launcher": "k8s",
+            "node": f"pod-{i:03d}",
+            "steps": [{"name": "check", "state": state, "rc": 1 if i == 117 else 0}],
+        }
+        (folder / f"pod-{i:03d}.job.json").write_text(json.dumps(record))
+    _code, text = report(capsys, "text", folder)
+    job = text[text.index("\nJob\n") :].splitlines()[2:]
+    assert job[0] == "  FAIL check on pod-117: failed (exit 1)"
+    assert job[50] == "  +70 more steps (--json lists every one)"
+    _code, page = report(capsys, "markdown", folder)
+    lines = page.splitlines()
+    job = lines[lines.index("### Job") + 2 :]
+    assert job[0] == f"- ❌ {md('check on pod-117: failed (exit 1)')}"
+    assert job[100] == f"- {md('+20 more steps (--json lists every one)')}"
+    _code, rep = body(capsys, folder)
+    assert len(rep["steps"]) == 120

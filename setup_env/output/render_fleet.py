@@ -165,6 +165,19 @@ def job_lines(report: FleetReport) -> list[str]:
     return out
 
 
+def job_cut(report: FleetReport, limit: int) -> tuple[list[StepStatus], list[str], list[str]]:
+    """The steps (those not done first) and the job's other lines, each cut at ``limit``, and
+    the "+N more" lines for what was cut (a Kubernetes job records two steps per pod)."""
+    steps = sorted(report.steps, key=lambda st: st.ok)  # stable: the launcher's order kept
+    lines = job_lines(report)
+    extra = []
+    if len(steps) > limit:
+        extra.append(more(len(steps) - limit, "steps"))
+    if len(lines) > limit:
+        extra.append(more(len(lines) - limit, "job problems"))
+    return steps[:limit], lines[:limit], extra
+
+
 def _has_job(report: FleetReport) -> bool:
     return bool(report.steps or report.allreduce or job_lines(report))
 
@@ -292,10 +305,11 @@ def text(report: FleetReport, style: Style, limit: int = 50) -> str:
             out.append(f"  {more(len(report.bad) - limit, 'unreadable documents')}")
     if _has_job(report):
         out += ["", style("Job", "bold")]
+        steps, lines, extra = job_cut(report, limit)
         out += [
             f"  {style.severity('ok', 'ok  ') if s.ok else style.severity('error', 'FAIL')} "
             + step_line(s)
-            for s in report.steps
+            for s in steps
         ]
         failed = report.allreduce_failed
         if failed:
@@ -305,7 +319,8 @@ def text(report: FleetReport, style: Style, limit: int = 50) -> str:
                 out.append(f"  {more(len(failed) - limit, 'failed all-reduces')}")
         elif report.allreduce:
             out.append(f"  all-reduce passed on {len(report.allreduce)} node(s)")
-        out += [f"  {style.severity('error', 'FAIL')} {line}" for line in job_lines(report)]
+        out += [f"  {style.severity('error', 'FAIL')} {line}" for line in lines]
+        out += [f"  {line}" for line in extra]
     if report.look_first:
         first = report.look_first
         out += [
@@ -353,7 +368,8 @@ def markdown(report: FleetReport) -> str:
         out.append("")
     if _has_job(report):
         out += ["### Job", ""]
-        out += [f"- {'✅' if s.ok else '❌'} {md(step_line(s))}" for s in report.steps]
+        steps, lines, extra = job_cut(report, MD_LIMIT)
+        out += [f"- {'✅' if s.ok else '❌'} {md(step_line(s))}" for s in steps]
         failed = report.allreduce_failed
         out += [f"- ❌ all-reduce on **{md(r.node)}**: {md(r.message)}"
                 for r in failed[:MD_LIMIT]]  # fmt: skip
@@ -361,7 +377,8 @@ def markdown(report: FleetReport) -> str:
             out.append(f"- ❌ {md(more(len(failed) - MD_LIMIT, 'failed all-reduces'))}")
         if report.allreduce and not report.allreduce_failed:
             out.append(f"- all-reduce passed on {len(report.allreduce)} node(s)")
-        out += [f"- ❌ {md(line)}" for line in job_lines(report)]
+        out += [f"- ❌ {md(line)}" for line in lines]
+        out += [f"- {md(line)}" for line in extra]
         out.append("")
     if len(report.pools) > 1:
         out += ["### Pools", "", "| " + " | ".join(POOL_HEADERS) + " |"]
@@ -575,9 +592,8 @@ def html_page(report: FleetReport) -> str:
             body.append(f"<p>{e(more(len(report.bad) - HTML_LIMIT, 'unreadable documents'))}</p>")
     if _has_job(report):
         body.append("<h2>Job</h2><ul>")
-        body += [
-            f'<li class="{"ok" if s.ok else "bad"}">{e(step_line(s))}</li>' for s in report.steps
-        ]
+        steps, lines, extra = job_cut(report, HTML_LIMIT)
+        body += [f'<li class="{"ok" if s.ok else "bad"}">{e(step_line(s))}</li>' for s in steps]
         failed = report.allreduce_failed
         body += [
             f'<li class="bad">all-reduce on <b>{e(r.node)}</b>: {e(r.message)}</li>'
@@ -587,7 +603,8 @@ def html_page(report: FleetReport) -> str:
             body.append(f'<li class="bad">{e(more(len(failed) - HTML_LIMIT, "nodes"))}</li>')
         if report.allreduce and not report.allreduce_failed:
             body.append(f'<li class="ok">all-reduce passed on {len(report.allreduce)} node(s)</li>')
-        body += [f'<li class="bad">{e(line)}</li>' for line in job_lines(report)]
+        body += [f'<li class="bad">{e(line)}</li>' for line in lines]
+        body += [f"<li>{e(line)}</li>" for line in extra]
         body.append("</ul>")
     if report.drift:
         body.append(
