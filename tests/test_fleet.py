@@ -91,21 +91,38 @@ def test_identical_nodes_exit_0(
     assert all(n["speed_tflops"]["cpu"] > 0 for n in body["nodes"])  # measured by verify
 
 
-def test_a_node_with_another_machine_drifts_and_is_named(
+def test_a_node_with_another_driver_drifts_within_its_pool_and_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     h100 = replay(capsys, "ubuntu-h100-590")  # driver 590.48.01, 1x H100
-    other = replay(capsys, "truenas-driver-mismatch-580")  # driver 580.173.02, another GPU
+    older = copy.deepcopy(h100)
+    older["check"]["facts"]["nvidia"]["driver_version"] = "580.82.09"  # the edit
+    docs = {f"gpu-{i:02d}": h100 for i in range(4)}
+    docs["gpu-04"] = older
+    code, body = fleet_json(capsys, str(write_fleet(tmp_path, docs)))
+    assert code == 1
+    (drift,) = body["drift"]
+    assert (drift["field"], drift["pool"]) == ("driver", "NVIDIA H100 80GB HBM3")
+    assert drift["majority"] == "590.48.01" and drift["odd_nodes"] == ["gpu-04"]
+    # All five replays have no torch: every node fails its own verdict; the odd one leads.
+    assert body["look_first"][0]["node"] == "gpu-04"
+    assert body["look_first"][0]["reasons"][-1] == "driver 580.82.09 (pool: 590.48.01)"
+
+
+def test_another_machine_is_a_pool_of_its_own_not_drift(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    h100 = replay(capsys, "ubuntu-h100-590")  # driver 590.48.01, 1x H100
+    other = replay(capsys, "truenas-driver-mismatch-580")  # driver 580.173.02, no GPU listed
     docs = {f"gpu-{i:02d}": h100 for i in range(4)}
     docs["gpu-04"] = other
     code, body = fleet_json(capsys, str(write_fleet(tmp_path, docs)))
-    assert code == 1
-    drift = {d["field"]: d for d in body["drift"]}
-    assert drift["driver"]["majority"] == "590.48.01"
-    assert drift["driver"]["odd_nodes"] == ["gpu-04"]
-    assert drift["gpu_model"]["odd_nodes"] == ["gpu-04"]
-    # All five replays have no torch: every node fails its own verdict; the odd one leads.
-    assert body["look_first"][0]["node"] == "gpu-04"
+    assert code == 1  # every replay lacks torch
+    assert [(p["label"], len(p["nodes"])) for p in body["pools"]] == [
+        ("NVIDIA H100 80GB HBM3", 4),
+        ("no GPU", 1),
+    ]
+    assert body["drift"] == []  # its driver is not compared with the H100s'
 
 
 @pytest.mark.torch
@@ -221,7 +238,7 @@ def test_markdown_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["fleet", "report", "--format", "markdown", str(folder)]) == 1
     page = capsys.readouterr().out
     assert page.startswith("## setup-env fleet report")
-    assert "### Drift" in page and "### Nodes" in page
+    assert "### Pools" in page and "### Nodes" in page
     assert r"ws\<1\>" in page  # a hostname can't inject markup
 
 

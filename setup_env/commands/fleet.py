@@ -1,8 +1,9 @@
 """`setup-env fleet report | slurm | k8s`: many nodes at once.
 
 * ``report FILES|DIR``: the nodes' ``setup-env check --json`` documents -> one report (a row per
-  node, drift, unhealthy GPUs, speed against the fleet median, the nodes to look at first), with
-  the job's all-reduce results and the launcher's record (node count, steps) when among them;
+  node, its pools, drift and speed judged within each pool, unhealthy GPUs, the nodes to look at
+  first), with the job's all-reduce results and the launcher's record (node count, steps) when
+  among them;
   ``--nodes N``: the fleet has N nodes; ``--json``, ``--format markdown|html``. Exit 1 when a
   node fails, is missing, the all-reduce or a step did not pass, or the fleet drifts; 2 when no
   document could be read.

@@ -1,22 +1,35 @@
 """The fleet report: pure functions from nodes to findings, nothing read, nothing printed.
 
-* **drift**: a field whose value differs between nodes (driver, the driver's CUDA, torch, its
-  variant and CUDA; GPU count and model between nodes of one instance type). The most common
-  value is taken as the fleet's; the nodes with another are the odd ones.
+* **pools**: nodes of one kind, judged against each other and never against other kinds: the
+  nodes of one cloud instance type (the instance type names the hardware, so a node of it that
+  shows fewer or other GPUs is a fault found in its pool, not a pool of its own), else the nodes
+  with the same GPU vendor and model ("no GPU" for CPU nodes). An AMD node's driver is never
+  compared with an NVIDIA node's, nor a login node's CPU speed with a GPU node's.
+* **drift**: within a pool, a field whose value differs between its nodes (driver, the driver's
+  CUDA, torch, its variant and CUDA, GPU count; GPU model within an instance type). The most
+  common value is taken as the pool's; the nodes with another are the odd ones.
 * **per-node problems**: the node's own verdict is not READY; it has fewer or other GPUs than its
   instance type should have (the cloud catalogue's count and model, as ``check`` recorded them).
 * **unhealthy GPUs**: uncorrected ECC errors, a throttle reason other than idle, a PCIe link
-  running below its maximum width or generation, matmul speed well under the fleet median of
-  the same GPU model (below ``SLOW_BELOW`` of it).
+  running below its maximum width or generation, matmul speed well under the median of the same
+  GPU model in the same pool (below ``SLOW_BELOW`` of it).
 * **the job's steps** (when the launcher's record or all-reduce results are among the inputs):
   a node the job ran on that sent no check document is missing; a node whose all-reduce failed,
   did not run or left no result fails the all-reduce; a step that did not end ``done`` (failed,
   stopped at the time limit, never started) is a problem of the whole job.
-* **look first**: nodes ranked by how much is wrong with them (a missing node and a failed
-  verdict first).
+* **look first**: every node with a finding, worst first, by ``SEVERITY``: broken or failing
+  (BROKEN, unexaminable, missing, the all-reduce failed), then hardware faults (uncorrected ECC
+  errors, a degraded PCIe link, throttling, missing or other GPUs), then not ready (ACTION
+  NEEDED, e.g. torch not installed: the verdict prints the command that fixes it, where a
+  hardware fault needs a person at the machine and corrupts results meanwhile), then speed
+  outliers within the pool, then drift, then warnings. Nodes are compared on their worst
+  findings first, then on how many of each.
 
 The verdict is the worst of them all. Exit code: 1 when a node fails or is missing, is
-unhealthy, the all-reduce or any step did not pass, or the fleet drifts; 0 otherwise.
+unhealthy, the all-reduce or any step did not pass, or a pool drifts; 0 otherwise.
+
+Linear in the nodes (dicts, no scans of the fleet per node): 10,000 nodes, each drifting, are
+judged in well under a second (``benchmarks/bench_fleet_report.py``).
 """
 
 from __future__ import annotations
@@ -45,15 +58,52 @@ DRIFT_FIELDS: tuple[tuple[str, str, Callable[[Node], Optional[str]]], ...] = (
 )
 
 
+# What "look first" ranks by, worst first: (name, weight in a node's score, what it covers).
+SEVERITY: tuple[tuple[str, int, str], ...] = (
+    ("broken", 1000, "BROKEN or unexaminable, no document, the all-reduce failed"),
+    ("ecc", 300, "uncorrected ECC errors"),
+    ("pcie", 200, "a PCIe link narrower than its maximum"),
+    ("throttle", 150, "a GPU throttled"),
+    ("gpus", 100, "missing GPUs (fewer than its instance type or pool has) or other GPUs"),
+    ("not-ready", 50, "ACTION NEEDED (torch not installed, a driver to fix)"),
+    ("slow", 20, "slower than its pool"),
+    ("drift", 5, "another driver, torch or GPU count than its pool"),
+    ("warning", 1, "a warning (a PCIe link at a lower generation: normal at idle)"),
+)
+_TIER = {name: k for k, (name, _w, _s) in enumerate(SEVERITY)}
+_KIND_TIER = {
+    "missing": "broken",
+    "allreduce": "broken",
+    "distributed": "broken",
+    "ecc": "ecc",
+    "throttle": "throttle",
+    "gpu-count": "gpus",
+    "gpu-model": "gpus",
+    "slow": "slow",
+}
+_VENDORS = {"nvidia": "NVIDIA", "amd": "AMD"}
+
+
+@record
+class Pool(Record):
+    """Nodes of one kind: one instance type (cloud), else one GPU vendor and model."""
+
+    key: str
+    label: str  # "p5.48xlarge (NVIDIA H100 80GB HBM3)", "AMD Instinct MI300X", "no GPU"
+    vendor: str  # "NVIDIA", "AMD", "NVIDIA + AMD", "none"
+    nodes: tuple[str, ...]
+
+
 @record
 class Drift(Record):
-    """One field on which the fleet's nodes disagree, and which nodes are odd."""
+    """One field on which the nodes of a pool disagree, and which nodes are odd."""
 
     field: str  # "driver", "gpu_count"…
-    label: str  # "driver", "GPU count (p5.48xlarge)"
-    majority: str  # the most common value
+    label: str  # "driver", "GPU count"
+    majority: str  # the most common value in the pool
     values: dict[str, list[str]]  # value -> node names
     odd: tuple[str, ...]  # the nodes whose value is not the majority's
+    pool: str = ""  # the pool's label
 
 
 @record
@@ -71,14 +121,26 @@ class Issue(Record):
 
 @record
 class SpeedPoint(Record):
-    """One device's measured speed beside the fleet's median for its model."""
+    """One device's measured speed beside its pool's median for its model."""
 
     node: str
     device: str  # "cuda:0", "cpu"
     model: str  # the GPU model the median is taken over ("cpu" for the CPU)
     tflops: float
-    median: float  # of the fleet's devices of this model
+    median: float  # of the pool's devices of this model
     ratio: float  # tflops / median
+    pool: str = ""  # the pool's label
+
+
+@record
+class Finding(Record):
+    """A node to look at: its worst finding's severity and every reason, worst first."""
+
+    node: str
+    pool: str
+    severity: str  # a name in SEVERITY: the worst of the node's findings
+    score: int  # the weights of its findings added (for a glance; the order is by severity)
+    reasons: tuple[str, ...]
 
 
 @record
@@ -115,8 +177,9 @@ class FleetReport(Record):
     drift: tuple[Drift, ...] = ()
     issues: tuple[Issue, ...] = ()
     speed: tuple[SpeedPoint, ...] = ()
-    look_first: tuple[tuple[str, int, tuple[str, ...]], ...] = ()  # (node, score, reasons)
-    medians: dict[str, float] = field(default_factory=dict)  # GPU model -> median TFLOP/s
+    look_first: tuple[Finding, ...] = ()  # every node with a finding, worst first
+    medians: dict[str, float] = field(default_factory=dict)  # "pool / model" -> median TFLOP/s
+    pools: tuple[Pool, ...] = ()  # largest first
     expected_nodes: Optional[int] = None  # how many nodes the job ran on, when known
     missing: tuple[str, ...] = ()  # the nodes (by name, when known) that sent no check document
     missing_count: int = 0  # how many sent none (also those whose names are not known)
@@ -148,7 +211,11 @@ class FleetReport(Record):
 
 
 def _drift(
-    nodes: Sequence[Node], name: str, label: str, get: Callable[[Node], Optional[str]]
+    nodes: Sequence[Node],
+    name: str,
+    label: str,
+    get: Callable[[Node], Optional[str]],
+    pool: str = "",
 ) -> Optional[Drift]:
     values: dict[str, list[str]] = defaultdict(list)
     for n in nodes:
@@ -160,7 +227,7 @@ def _drift(
     ranked = sorted(values.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     majority = ranked[0][0]
     odd = tuple(name for v, names in ranked[1:] for name in names)
-    return Drift(name, label, majority, dict(ranked), odd)
+    return Drift(name, label, majority, dict(ranked), odd, pool)
 
 
 def _gpu_model_of(node: Node, index: int) -> str:
@@ -202,11 +269,11 @@ def _step_message(state: str, rc: Optional[int]) -> str:
     return _STATE_SAYS.get(state, state)
 
 
-def _names_match(node: Node, name: str) -> bool:
-    """Whether ``node`` is the node the launcher called ``name`` (srun's %N, a pod name): by its
-    file's name, its hostname, or its hostname's first label (a host that calls itself by its
+def _aliases(node: Node) -> tuple[str, ...]:
+    """The names ``node`` answers to when the launcher names it (srun's %N, a pod name): its
+    file's name, its hostname, and its hostname's first label (a host that calls itself by its
     FQDN)."""
-    return name in (node.key, node.name, node.name.split(".", 1)[0])
+    return (node.key, node.name, node.name.split(".", 1)[0])
 
 
 def _job(
@@ -225,7 +292,9 @@ def _job(
         names += [n for n in j.nodes if n not in names]
     counts = [c for c in (expected_nodes, *(j.expected_nodes for j in jobs)) if c is not None]
     expected = max([*counts, len(names)]) if counts or names else None
-    missing = [name for name in names if not any(_names_match(n, name) for n in nodes)]
+    # Every name a node answers to, looked up once: no scan of the fleet per name.
+    known = {alias for n in nodes for alias in _aliases(n)}
+    missing = [name for name in names if name not in known]
     missing_count = max(len(missing), (expected or 0) - len(nodes))
     issues = [
         Issue(name, "missing", "error", "no check document: the node did not report")
@@ -257,16 +326,9 @@ def _job(
     ran = bool(allreduce) or any(st.name == "allreduce" for j in jobs for st in j.steps)
     if ran:
         by_key = {a.key: a for a in allreduce}
-        for name in [n.name for n in nodes] + missing:
-            node = next((n for n in nodes if n.name == name), None)
-            found = next(
-                (
-                    a
-                    for key, a in by_key.items()
-                    if (node is not None and _names_match(node, key)) or key == name
-                ),
-                None,
-            )
+        for node, name in [(n, n.name) for n in nodes] + [(None, m) for m in missing]:
+            aliases = _aliases(node) if node else (name,)
+            found = next((by_key[a] for a in aliases if a in by_key), None)
             if found is None:
                 row = AllReduceRow(name, "missing", "no all-reduce result from this node")
             else:
@@ -278,33 +340,42 @@ def _job(
     return expected, missing, missing_count, steps, rows, problems, issues
 
 
-def build(
-    nodes: Sequence[Node],
-    bad: Sequence[BadDocument] = (),
-    allreduce: Sequence[AllReduce] = (),
-    jobs: Sequence[JobRecord] = (),
-    expected_nodes: Optional[int] = None,
-) -> FleetReport:
-    """The report over the nodes' check documents and, where given, the all-reduce results,
-    the launcher's records of the job and the node count it ran on (``expected_nodes``)."""
-    nodes = sorted(nodes, key=lambda n: n.name)
-    drift: list[Drift] = []
-    for name, label, get in DRIFT_FIELDS:
-        d = _drift(nodes, name, label, get)
-        if d is not None:
-            drift.append(d)
-    by_type: dict[str, list[Node]] = defaultdict(list)
-    for n in nodes:
-        by_type[n.instance_type or ""].append(n)
-    for itype, group in sorted(by_type.items()):
-        suffix = f" ({itype})" if itype else ""
-        for d in (
-            _drift(group, "gpu_count", "GPU count" + suffix, lambda n: str(len(n.gpus))),
-            _drift(group, "gpu_model", "GPU model" + suffix, lambda n: n.gpu_model),
-        ):
-            if d is not None:
-                drift.append(d)
+def _vendor(node: Node) -> str:
+    vendors = sorted({_VENDORS.get(g.vendor, g.vendor) for g in node.gpus})
+    return " + ".join(vendors) if vendors else "none"
 
+
+def pools_of(nodes: Sequence[Node]) -> tuple[list[Pool], dict[str, Pool]]:
+    """The fleet's pools, largest first (then by label), and each node's pool by node name."""
+    groups: dict[str, list[Node]] = defaultdict(list)
+    for n in nodes:
+        if n.instance_type:
+            key = f"instance:{n.provider or ''}:{n.instance_type}"
+        else:
+            key = f"gpu:{_vendor(n)}:{n.gpu_model or ''}"
+        groups[key].append(n)
+    pools: list[Pool] = []
+    for key, members in groups.items():
+        models = Counter(m.gpu_model or "no GPU" for m in members)
+        model = sorted(models.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        vendors = Counter(_vendor(m) for m in members)
+        vendor = sorted(vendors.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        if key.startswith("instance:"):
+            label = f"{members[0].instance_type} ({model})"
+        elif vendor == "none":
+            label = "no GPU"
+        else:
+            # Model names mostly start with their vendor ("NVIDIA H100…"); where not, say it.
+            label = model if model.upper().startswith(vendor) else f"{vendor} {model}"
+        pools.append(Pool(key, label, vendor, tuple(m.name for m in members)))
+    pools.sort(key=lambda p: (-len(p.nodes), p.label))
+    by_node = {name: p for p in pools for name in p.nodes}
+    return pools, by_node
+
+
+def _issues(nodes: Sequence[Node]) -> list[Issue]:
+    """What each node's own document says is wrong: its verdict, its GPUs against its instance
+    type, the all-reduce check, each GPU's health."""
     issues: list[Issue] = []
     for n in nodes:
         if n.state != "ready":
@@ -376,22 +447,29 @@ def build(
                         g.index,
                     )
                 )
+    return issues
 
-    # Speed against the median of the same model across the fleet.
-    samples: dict[str, list[float]] = defaultdict(list)
-    located: list[tuple[Node, str, str, float]] = []
+
+def _speed(
+    nodes: Sequence[Node], pool_of: dict[str, Pool]
+) -> tuple[list[SpeedPoint], dict[str, float], list[Issue]]:
+    """Each device's speed against the median of its model in its pool, and the slow ones."""
+    samples: dict[tuple[str, str], list[float]] = defaultdict(list)
+    located: list[tuple[Node, str, str, float, Pool]] = []
     for n in nodes:
+        pool = pool_of[n.name]
         for device, tflops in sorted(n.speed.items()):
             model = _device_model(n, device)
-            samples[model].append(tflops)
-            located.append((n, device, model, tflops))
-    medians = {m: statistics.median(v) for m, v in samples.items()}
+            samples[(pool.key, model)].append(tflops)
+            located.append((n, device, model, tflops, pool))
+    medians = {k: statistics.median(v) for k, v in samples.items()}
     speed: list[SpeedPoint] = []
-    for n, device, model, tflops in located:
-        med = medians[model]
+    issues: list[Issue] = []
+    for n, device, model, tflops, pool in located:
+        med = medians[(pool.key, model)]
         ratio = tflops / med if med > 0 else 1.0
-        speed.append(SpeedPoint(n.name, device, model, tflops, med, ratio))
-        if len(samples[model]) >= 3 and ratio < SLOW_BELOW:
+        speed.append(SpeedPoint(n.name, device, model, tflops, med, ratio, pool.label))
+        if len(samples[(pool.key, model)]) >= 3 and ratio < SLOW_BELOW:
             gpu = None
             if ":" in device:
                 tail = device.split(":", 1)[1]
@@ -401,38 +479,101 @@ def build(
                     n.name,
                     "slow",
                     "error",
-                    f"{device} ({model}): {tflops:g} TFLOP/s, {ratio:.0%} of the fleet median "
+                    f"{device} ({model}): {tflops:g} TFLOP/s, {ratio:.0%} of the pool median "
                     f"{med:g}",
                     gpu,
                 )
             )
+    labels = {p.key: p.label for p in pool_of.values()}
+    named = {f"{labels[key]} / {model}": m for (key, model), m in medians.items()}
+    return speed, named, issues
 
+
+def _look_first(
+    nodes: Sequence[Node],
+    issues: Sequence[Issue],
+    drift: Sequence[Drift],
+    pool_of: dict[str, Pool],
+) -> list[Finding]:
+    """Every node with a finding, worst first (see the module's doc)."""
+    state = {n.name: n.state for n in nodes}
+    found: dict[str, list[tuple[int, str]]] = defaultdict(list)  # node -> (tier, reason)
+    for i in issues:
+        if i.kind == "verdict":
+            level, reason = _verdict_tier_of(state.get(i.node, "")), f"verdict: {i.message}"
+        elif i.kind == "pcie":
+            level, reason = ("pcie" if i.severity == "error" else "warning"), i.message
+        else:
+            level, reason = _KIND_TIER.get(i.kind, "warning"), i.message
+        found[i.node].append((_TIER[level], reason))
+    for d in drift:
+        where = f"pool: {d.majority}"
+        for value, names in d.values.items():
+            if value == d.majority:
+                continue
+            rank = _TIER["drift"]
+            if d.field == "gpu_count" and int(value) < int(d.majority):
+                rank = _TIER["gpus"]  # fewer GPUs than its pool: GPUs missing, not a version
+            for name in names:
+                found[name].append((rank, f"{d.label} {value} ({where})"))
+    ranked: list[tuple[tuple[int, ...], Finding]] = []
+    for name, items in found.items():
+        items.sort(key=lambda t: t[0])
+        counts = [0] * len(SEVERITY)
+        for tier, _reason in items:
+            counts[tier] += 1
+        score = sum(SEVERITY[tier][1] for tier, _r in items)
+        pool = pool_of[name].label if name in pool_of else ""
+        finding = Finding(name, pool, SEVERITY[items[0][0]][0], score, tuple(r for _t, r in items))
+        ranked.append((tuple(-c for c in counts), finding))
+    ranked.sort(key=lambda kv: (kv[0], kv[1].node))
+    return [f for _key, f in ranked]
+
+
+def _verdict_tier_of(state: str) -> str:
+    # A missing node's name is not a node's: its "verdict" never comes here (kind "missing").
+    return "not-ready" if state == "action-needed" else "broken"
+
+
+def build(
+    nodes: Sequence[Node],
+    bad: Sequence[BadDocument] = (),
+    allreduce: Sequence[AllReduce] = (),
+    jobs: Sequence[JobRecord] = (),
+    expected_nodes: Optional[int] = None,
+) -> FleetReport:
+    """The report over the nodes' check documents and, where given, the all-reduce results,
+    the launcher's records of the job and the node count it ran on (``expected_nodes``)."""
+    nodes = sorted(nodes, key=lambda n: n.name)
+    pools, pool_of = pools_of(nodes)
+    by_name = {n.name: n for n in nodes}
+    drift: list[Drift] = []
+    for pool in pools:
+        group = [by_name[name] for name in pool.nodes]
+        fields = [*DRIFT_FIELDS, ("gpu_count", "GPU count", lambda n: str(len(n.gpus)))]
+        if pool.key.startswith("instance:"):
+            fields.append(("gpu_model", "GPU model", lambda n: n.gpu_model))
+        for name, label, get in fields:
+            d = _drift(group, name, label, get, pool.label)
+            if d is not None:
+                drift.append(d)
+
+    issues = _issues(nodes)
+    speed, medians, slow = _speed(nodes, pool_of)
+    issues += slow
     expected, missing, missing_count, steps, rows, problems, job_issues = _job(
         nodes, allreduce, jobs, expected_nodes
     )
     issues += job_issues
-
-    # Look first: missing nodes and failed verdicts, then errors, then drift, then warnings.
-    score: Counter[str] = Counter()
-    reasons: dict[str, list[str]] = defaultdict(list)
-    for i in issues:
-        worst = i.kind in ("verdict", "missing")
-        score[i.node] += 100 if worst else (10 if i.severity == "error" else 2)
-        reasons[i.node].append(i.message if i.kind != "verdict" else f"verdict: {i.message}")
-    for d in drift:
-        for name in d.odd:
-            score[name] += 5
-            value = next(v for v, names in d.values.items() if name in names)
-            reasons[name].append(f"{d.label} {value} (fleet: {d.majority})")
-    first = sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
     return FleetReport(
         nodes=tuple(nodes),
         bad=tuple(bad),
         drift=tuple(drift),
         issues=tuple(issues),
         speed=tuple(speed),
-        look_first=tuple((name, s, tuple(reasons[name])) for name, s in first),
+        look_first=tuple(_look_first(nodes, issues, drift, pool_of)),
         medians=medians,
+        pools=tuple(pools),
         expected_nodes=expected,
         missing=tuple(missing),
         missing_count=missing_count,

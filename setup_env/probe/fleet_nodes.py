@@ -9,19 +9,41 @@ may hold several documents one after another (a Kubernetes pod's log: its check,
 its record). A document that can't be read, is none of those, or holds a field of the wrong type
 (``"gpus": "x"``, ``"facts": []``) is a :class:`BadDocument` the report lists; a fleet report
 (``setup-env/fleet``, the job's own output beside its inputs) is passed over.
+
+Every string kept from a document (and every file name) is made printable here, once, with the
+helper facts use on load (:func:`setup_env.facts.printable`: escape codes, BEL, CR, bidi
+overrides shown escaped, ``\\x1b``, ``\\u202e``), and cut to a length a report can show: the
+renderers never see a control character, so no node can print a line of its own (a fake
+"FLEET OK"). A string holding a lone surrogate (JSON's ``"\\ud800"``: no UTF-8 exists for it, so
+no renderer could write it) makes its document one named :class:`BadDocument`.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from setup_env._record import Record, record
+from setup_env._record import Record, record, replace
+from setup_env.facts import printable
 
 MAX_DOCUMENT = 20_000_000  # a check document is ~10-50 KiB
+# The longest string kept from a document (a verdict line is ~300 characters; a hostname at most
+# 253): a 1 MB "hostname" would otherwise be a 1 MB cell in every row, line and page.
+MAX_STRING = 500
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shown(text: str, limit: int = MAX_STRING) -> str:
+    """``text`` from outside (a document's string, a file's name) as one printable line of at
+    most about ``limit`` characters: control characters, bidi overrides and lone surrogates
+    shown escaped (``\\x1b``, ``\\u202e``, ``\\udcff``: an undecodable byte in a file name)."""
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    return printable(text)
 
 
 @record
@@ -30,6 +52,7 @@ class GpuHealth(Record):
 
     index: int
     name: str
+    vendor: str = "nvidia"  # "nvidia" | "amd": which section of the facts the GPU is in
     ecc_uncorrected: Optional[int] = None
     pcie_gen: Optional[int] = None
     pcie_gen_max: Optional[int] = None
@@ -186,14 +209,26 @@ def _int(parent: dict[str, Any], key: str, where: str) -> Optional[int]:
     return value
 
 
+def _text(value: str, where: str) -> str:
+    """A document's string, printable (see the module's doc); ValueError on a lone surrogate."""
+    if value.isprintable() and len(value) <= MAX_STRING:
+        return value  # the common case: no copy
+    bad = _SURROGATE.search(value)
+    if bad is not None:
+        raise WrongType(
+            f"{where} holds a lone surrogate (\\u{ord(bad.group()):04x}): not text to show"
+        )
+    return shown(value)
+
+
 def _str(parent: dict[str, Any], key: str, where: str) -> Optional[str]:
-    """``parent[key]`` as a string; None when missing, null or empty."""
+    """``parent[key]`` as a printable string; None when missing, null or empty."""
     value = parent.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
         raise _wrong(f"{where}.{key}", value, "a string")
-    return value or None
+    return _text(value, f"{where}.{key}") or None
 
 
 def _strings(parent: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -205,13 +240,14 @@ def _strings(parent: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     for i, item in enumerate(value):
         if not isinstance(item, str):
             raise _wrong(f"{where}.{key}[{i}]", item, "a string")
-    return tuple(value)
+    return tuple(_text(item, f"{where}.{key}[{i}]") for item in value)
 
 
-def _gpu(g: dict[str, Any], where: str) -> GpuHealth:
+def _gpu(g: dict[str, Any], where: str, vendor: str) -> GpuHealth:
     return GpuHealth(
         index=_int(g, "index", where) or 0,
         name=_str(g, "name", where) or "?",
+        vendor=vendor,
         ecc_uncorrected=_int(g, "ecc_errors_uncorrected", where),
         pcie_gen=_int(g, "pcie_gen_current", where),
         pcie_gen_max=_int(g, "pcie_gen_max", where),
@@ -237,9 +273,9 @@ def node_from_document(doc: Any, path: str) -> Node:
     nvidia = _obj(facts, "nvidia", "check.facts")
     rocm = _obj(facts, "rocm", "check.facts")
     gpus = [
-        _gpu(g, f"check.facts.{vendor}.gpus[{i}]")
-        for vendor, part in (("nvidia", nvidia), ("rocm", rocm))
-        for i, g in enumerate(_objects(part, "gpus", f"check.facts.{vendor}"))
+        _gpu(g, f"check.facts.{section}.gpus[{i}]", vendor)
+        for section, vendor, part in (("nvidia", "nvidia", nvidia), ("rocm", "amd", rocm))
+        for i, g in enumerate(_objects(part, "gpus", f"check.facts.{section}"))
     ]
     torch: dict[str, Any] = {}
     torch_where = "check.facts"
@@ -350,7 +386,7 @@ def document_paths(paths: Iterable[str]) -> tuple[list[str], list[BadDocument]]:
         elif os.path.exists(p):
             files.append(p)
         else:
-            bad.append(BadDocument(p, "no such file or folder"))
+            bad.append(BadDocument(shown(p, 1000), "no such file or folder"))
     return files, bad
 
 
@@ -373,7 +409,7 @@ def from_document(doc: Any, path: str) -> Document:
         body = doc.get("error")
         said = body.get("message") if isinstance(body, dict) else None
         if isinstance(said, str) and said:
-            raise ValueError(f"an error, not a result: {said.splitlines()[0][:200]}")
+            raise ValueError(f"an error, not a result: {shown(said.splitlines()[0], 200)}")
     raise ValueError("not a `setup-env check --json` document")
 
 
@@ -396,9 +432,10 @@ def read_documents(path: str) -> tuple[list[Document], Optional[str]]:
     if not docs:
         raise ValueError(error or "empty: no document (the step that writes it did not finish)")
     out: list[Document] = []
+    name = shown(path, 1000)  # what the report shows; the file is read by its own name
     for doc in docs:
         try:
-            out.append(from_document(doc, path))
+            out.append(from_document(doc, name))
         except ValueError as exc:
             if len(docs) == 1:
                 raise
@@ -423,10 +460,10 @@ def load_all(paths: Sequence[str]) -> Documents:
         try:
             docs, error = read_documents(path)
         except ValueError as exc:
-            out.bad.append(BadDocument(path, str(exc).splitlines()[0][:200]))
+            out.bad.append(BadDocument(shown(path, 1000), _reason(str(exc))))
             continue
         if error is not None:
-            out.bad.append(BadDocument(path, error.splitlines()[0][:200]))
+            out.bad.append(BadDocument(shown(path, 1000), _reason(error)))
         for doc in docs:
             if isinstance(doc, Node):
                 out.nodes.append(doc)
@@ -438,6 +475,11 @@ def load_all(paths: Sequence[str]) -> Documents:
     return out
 
 
+def _reason(text: str) -> str:
+    lines = text.splitlines()
+    return shown(lines[0] if lines else text, 200)
+
+
 def load(paths: Sequence[str]) -> tuple[list[Node], list[BadDocument]]:
     """Every node document under ``paths``; the unreadable ones as :class:`BadDocument`."""
     docs = load_all(paths)
@@ -447,7 +489,6 @@ def load(paths: Sequence[str]) -> tuple[list[Node], list[BadDocument]]:
 def _unique(nodes: list[Node]) -> list[Node]:
     """Two documents from one host (a rerun, two jobs): each keeps its row, named by its file."""
     from collections import Counter
-    from dataclasses import replace
 
     seen = Counter(n.name for n in nodes)
     return [
