@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Optional
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from setup_env.decide.assume import Assumed
     from setup_env.decide.causes import Keep, Route
     from setup_env.decide.model import Finding, Plan
     from setup_env.output.render import Style
@@ -170,12 +173,20 @@ def render_text(
     verbose: int = 0,
     road: Optional[Route] = None,
     keep: Optional[Keep] = None,
+    assumed: Sequence[Assumed] = (),
 ) -> str:
     from setup_env.decide.summary import headline
     from setup_env.output.render_check import render_findings
 
     out = [style("The report says:", "bold")]
     out += ["  " + line for line in _describe(report)]
+    inferred = [e for e in report.evidence if e.source.startswith("inferred:")]
+    for e in inferred:
+        out.append(
+            "  "
+            + f"{e.fact:<10} {e.value} "
+            + style(f"({e.source.split(':', 1)[1].strip()})", "dim")
+        )
     if report.missing:
         out.append("  " + style("not in the report: " + missing_text(report), "dim"))
     out.append("")
@@ -212,6 +223,12 @@ def render_text(
         out.append(f"  {style('$ ' + plan.command, 'bold')}")
         for reason in plan.reasons[: 3 if verbose else 1]:
             out.append(f"  {style(reason, 'dim')}")
+    if assumed:
+        out.append("")
+        out.append(style("Assumed", "bold") + " (the report does not say):")
+        for a in assumed:
+            out.append(f"  - {a.value}: {style(a.why, 'dim')}")
+            out.append(f"    if {a.alternative}: " + ("the same answer" if a.same else a.changes))
     if road is not None:
         out.append("")
         out.append(style(f"The route to torch {road.torch}+{road.variant}:", "bold"))
@@ -242,18 +259,38 @@ def run(args: argparse.Namespace) -> int:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         name = "stdin" if args.file == "-" else args.file
         return render.fail("diagnose", "bad-input", f"{name}: {reason}", ExitCode.USAGE, args.json)
+    facts = report.planning or report.facts
+    # The planning facts fill what the paste lacks by inference or a stated assumption
+    # (probe/report/infer.py); a plan is refused only where even that leaves the OS unknown.
     lacking = [m for m in report.missing if m in _PLAN_NEEDS]
+    unsettled = facts.os.family == "other" or not facts.python.version
+    torch_pkg = facts.package("torch")
+    # An unknown torch build (a source build that names no CUDA, ROCm or XPU toolchain) whose
+    # report predates collect_env's Intel GPU lines: an Intel GPU is as likely as none.
+    intel_open = (
+        "gpus" in report.missing
+        and not facts.gpus
+        and torch_pkg is not None
+        and torch_pkg.variant is None
+    )
     plan_error: Optional[str]
-    if lacking:
+    if intel_open:
+        plan, plan_error = (
+            None,
+            f"torch {torch_pkg.version} is a build collect_env cannot name (no CUDA, ROCm or "  # type: ignore[union-attr]
+            "XPU toolchain line), and this report has no Intel GPU lines: `Is XPU available:` "
+            "or `Intel GPU models detected:` would decide between the xpu and the CPU build",
+        )
+    elif unsettled:
         plan, plan_error = (
             None,
             "the report lacks "
             + ", ".join(_MISSING_WORDS[m] for m in lacking)
-            + ": paste the whole output of `python -m torch.utils.collect_env` for an install "
-            "command",
+            + " and nothing in it settles them: its `OS:` line (or a site-packages path) and "
+            "its `PyTorch version:` line would decide the install command",
         )
     else:
-        plan, plan_error = safe_plan(report.facts)
+        plan, plan_error = safe_plan(facts)
     if plan is not None and causes.is_jetson(report.facts) and not _jetson_plan(plan):
         # PyPI's and download.pytorch.org's aarch64 wheels do not drive a Jetson's GPU.
         plan, plan_error = (
@@ -262,18 +299,18 @@ def run(args: argparse.Namespace) -> int:
             "download.pytorch.org (see jetson-desktop-wheel)",
         )
     matrix = in_use()
-    findings = examine(report.facts, plan, matrix)
+    findings = examine(facts, plan, matrix)
     if "torch" in report.missing:
         # No "PyTorch version" line in the paste is not "torch is not installed".
         findings = tuple(f for f in findings if f.code != "torch-not-installed")
     findings = causes.rank(
         findings
         + tuple(report_findings(report, findings))
-        + tuple(causes.library_findings(report.facts, report.libraries))
+        + tuple(causes.library_findings(facts, report.libraries))
     )
-    road = causes.route(report.facts, plan, matrix) if not lacking else None
+    road = causes.route(facts, plan, matrix) if not (unsettled or intel_open) else None
     keep = causes.keep_installed(
-        report.facts,
+        facts,
         plan,
         findings,
         {
@@ -288,6 +325,13 @@ def run(args: argparse.Namespace) -> int:
             + (f" (the plan's {keep.replaced})" if keep.replaced else "")
         )
         plan = None
+    from setup_env.decide.assume import alternatives
+
+    assumed = (
+        alternatives(facts, report.assumptions, plan, matrix, lambda f: safe_plan(f)[0])
+        if plan is not None or keep is not None
+        else ()
+    )
     code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK
     if args.json:
         payload = {
@@ -302,6 +346,20 @@ def run(args: argparse.Namespace) -> int:
                 "messages": [{"kind": m.kind, "text": m.text} for m in report.warnings],
             },
             "facts": report.facts,
+            "evidence": [
+                {"fact": e.fact, "value": e.value, "source": e.source} for e in report.evidence
+            ],
+            "assumptions": [
+                {
+                    "fact": a.fact,
+                    "value": a.value,
+                    "why": a.why,
+                    "if_wrong": a.alternative,
+                    "answer_if_wrong": a.changes,
+                    "changes_answer": not a.same,
+                }
+                for a in assumed
+            ],
             "counts": counts(findings),
             "findings": [finding_json(f) for f in findings],
             "plan": plan_json(plan),
@@ -329,7 +387,11 @@ def run(args: argparse.Namespace) -> int:
         print(render.dumps(render.envelope("diagnose", payload)))
         return int(code)
     style = render.Style(render.use_color(sys.stdout, args.color))
-    print(render_text(report, findings, plan, style, args.verbose, road, keep))
-    if plan_error and (args.verbose or lacking) and not (keep is not None and keep.planned):
+    print(render_text(report, findings, plan, style, args.verbose, road, keep, assumed))
+    if (
+        plan_error
+        and (args.verbose or unsettled or intel_open)
+        and not (keep is not None and keep.planned)
+    ):
         print(style(f"(no install plan: {plan_error})", "dim"))
     return int(code)

@@ -49,6 +49,9 @@ def _build(
     messages: tuple[TorchMessage, ...] = (),
     xpu_lines: Optional[list[str]] = None,
     env: Optional[dict[str, str]] = None,
+    onboard_lines: Optional[list[str]] = None,
+    intel_driver_lines: Optional[list[str]] = None,
+    paths: Optional[list[str]] = None,
 ) -> Report:
     notes: list[Note] = []
     os_info = _os_info(fields, notes)
@@ -71,6 +74,8 @@ def _build(
         # An x86_64 interpreter on Apple Silicon can only be running under Rosetta 2.
         python = replace(python, rosetta=True, sources={**python.sources, "rosetta": SOURCE})
     rocm_build = _value(fields.get("ROCM used to build PyTorch"))
+    if rocm_build and not re.match(r"^\d", rocm_build):
+        rocm_build = None  # "N/" cut mid-line is no ROCm version
     hip_runtime = _value(fields.get("HIP runtime version"))
     nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
     from setup_env.probe.resolve import fill
@@ -123,12 +128,7 @@ def _build(
             sources={"version": f"{SOURCE}:HIP runtime version"} if hip_runtime else {},
         )
     xpu_available = _bool(fields.get("Is XPU available"))
-    xpu_gpus = _xpu_gpus(xpu_lines or [])
-    xpu = (
-        XpuInfo(gpus=xpu_gpus, sources={"gpus": f"{SOURCE}:Intel GPU models detected"})
-        if xpu_available or xpu_gpus
-        else None
-    )
+    xpu = _xpu_info(xpu_available, xpu_lines or [], onboard_lines or [], intel_driver_lines or [])
     toolkits: tuple[CudaToolkit, ...] = ()
     nvcc = _value(fields.get("CUDA runtime version"))
     full = _version_prefix(nvcc)
@@ -188,8 +188,16 @@ def _build(
         environment=dict(env or {}),
         notes=tuple(notes),
     )
+    from setup_env.probe.report.infer import infer
+
+    planning, evidence, assumptions = infer(
+        facts, fields, messages, cuda_available, xpu_available, paths or []
+    )
     return Report(
         facts=facts,
+        planning=planning,
+        evidence=evidence,
+        assumptions=assumptions,
         fields=dict(fields),
         cuda_available=cuda_available,
         xpu_available=xpu_available,
@@ -200,6 +208,53 @@ def _build(
         warnings=messages,
         libraries=_pip_libraries(lib_lines),
     )
+
+
+def _xpu_info(
+    available: Optional[bool],
+    detected: list[str],
+    onboard: list[str],
+    driver_lines: list[str],
+) -> Optional[XpuInfo]:
+    """Intel GPUs: torch's own list ("Intel GPU models detected"), else the system's ("Intel GPU
+    models onboard": ``xpu-smi`` on Linux, WMI on Windows, a ``* name`` list); the driver from
+    "Intel GPU driver version" (Windows: ``* [name: ]32.0.101.6078 (date)``; Linux: the packages,
+    ``* intel-opencl-icd: 25.44.36015.8-0``, the compute runtime)."""
+    gpus = _xpu_gpus(detected)
+    sources: dict[str, str] = {}
+    if gpus:
+        sources["gpus"] = f"{SOURCE}:Intel GPU models detected"
+    else:
+        names = _star_items(onboard)
+        gpus = tuple(
+            Gpu(index=i, name=n, vendor="intel", source=f"{SOURCE}:Intel GPU models onboard")
+            for i, n in enumerate(names)
+        )
+        if gpus:
+            sources["gpus"] = f"{SOURCE}:Intel GPU models onboard"
+    driver: Optional[str] = None
+    for item in _star_items(driver_lines):
+        wm = re.search(r"\b(\d{2,3}\.\d+\.\d{3,5}\.\d{3,6})\b", item)
+        if wm:  # Windows: the display driver's version
+            driver = wm.group(1)
+            break
+        lm = re.match(r"^intel-opencl-icd\s*:\s*(\d[\w.~+-]{0,40})", item)
+        if lm:
+            driver = lm.group(1)
+    if driver:
+        sources["driver_version"] = f"{SOURCE}:Intel GPU driver version"
+    if not (available or gpus or driver):
+        return None
+    return XpuInfo(gpus=gpus, driver_version=driver, sources=sources)
+
+
+def _star_items(lines: list[str]) -> list[str]:
+    """The values of a ``* item`` list ("N/A" and error text are not items)."""
+    out: list[str] = []
+    for line in lines:
+        if line.startswith("* ") and _value(line[2:]) is not None:
+            out.append(line[2:].strip()[:160])
+    return out
 
 
 def _jetson_info(

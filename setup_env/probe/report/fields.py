@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Optional
 
 from setup_env.facts import CpuInfo, Gpu, InstalledPackage, Note, OSInfo, PythonInfo
-from setup_env.knowledge.variant import CPU, Variant
+from setup_env.knowledge.variant import CPU, XPU, Variant
 from setup_env.probe.report.model import SOURCE
 
 # Values that mean "nothing there".
@@ -287,6 +287,10 @@ def _packages(
     torch_version = _value(fields.get("PyTorch version"))
     cuda_build = _value(fields.get("CUDA used to build PyTorch"))
     rocm_build = _value(fields.get("ROCM used to build PyTorch"))
+    # "XPU used to build PyTorch: 20250302": the oneAPI toolchain's date, printed by XPU builds.
+    xpu_build = bool(
+        re.match(r"^20\d{6}$", (_value(fields.get("XPU used to build PyTorch")) or ""))
+    )
     found: list[InstalledPackage] = []
     pip_listed = any(x.startswith("[pip") for x in lib_lines)
     for line in lib_lines:
@@ -338,12 +342,15 @@ def _packages(
     if torch_version:
         torch_variant = Variant.from_local(torch_version)
         cuda = cuda_build if cuda_build and re.match(r"^\d+\.\d+", cuda_build) else None
-        hip = rocm_build
+        # A version, not a cut "N/" (a paste that stops mid-line).
+        hip = rocm_build if rocm_build and re.match(r"^\d", rocm_build) else None
         if torch_variant is None:
             if cuda:
                 torch_variant = Variant.cuda_of(cuda)
             elif hip:
                 torch_variant = Variant.rocm_of(hip)
+            elif xpu_build:
+                torch_variant = XPU
             elif os_info.family in ("linux", "windows") and not re.search(
                 r"\+git|a0\+", torch_version
             ):

@@ -115,6 +115,8 @@ def _heading(stripped: str) -> Optional[str]:
     return None
 
 
+# Blocks of lines under a key, ended by a fence, a rule or the next key.
+_BLOCKS = ("gpu", "cudnn", "xpu", "xpu-onboard", "xpu-driver")
 _GPU_LIST = re.compile(r"^GPU \d+\s*[:\uff1a]")
 _VLLM_ONLY = {"system info", "pytorch info", "python environment", "cuda / gpu info", "cpu info"}
 _VLLM_ONLY |= {"vllm info"}
@@ -131,6 +133,9 @@ def parse(text: str) -> Report:
     cpu_lines: list[str] = []
     lib_lines: list[str] = []
     xpu_lines: list[str] = []
+    onboard_lines: list[str] = []
+    intel_driver_lines: list[str] = []
+    paths: list[str] = []  # lines naming a site-packages folder (a Python's version and OS)
     env: dict[str, str] = {}
     section = ""  # "", "gpu", "cudnn", "cpu", "libs", "vllm", "env", "xpu"
     last_key = ""
@@ -141,18 +146,20 @@ def parse(text: str) -> Report:
         stripped = line.strip()
         if not stripped:
             continue
+        if len(paths) < 8 and "site-packages" in stripped:
+            paths.append(stripped[:400])
         if (
             stripped.startswith("```")
             or stripped.startswith("~~~")
             or (stripped.startswith("<") and stripped.endswith(">"))
         ):
             # Fences and <details>/<summary> tags end whatever block was open.
-            if section in ("gpu", "cudnn", "xpu"):
+            if section in _BLOCKS:
                 section = ""
             continue
         if set(stripped) == {"="}:
             after_rule = True
-            if section in ("gpu", "cudnn", "xpu"):
+            if section in _BLOCKS:
                 section = ""
             continue
         heading = _heading(stripped)
@@ -185,6 +192,14 @@ def parse(text: str) -> Report:
                     cudnn_lines.append(val)
             elif key == "Intel GPU models detected":
                 section = "xpu"
+            elif key == "Intel GPU models onboard":
+                section = "xpu-onboard"
+                if val:
+                    onboard_lines.append(val)
+            elif key == "Intel GPU driver version":
+                section = "xpu-driver"
+                if val:
+                    intel_driver_lines.append(val)
             continue
         if stripped == "CPU:":
             section, last_key = "cpu", ""
@@ -199,6 +214,9 @@ def parse(text: str) -> Report:
             section = ""
         if section == "xpu":
             xpu_lines.append(stripped)
+            continue
+        if section in ("xpu-onboard", "xpu-driver"):
+            (onboard_lines if section == "xpu-onboard" else intel_driver_lines).append(stripped)
             continue
         if section == "cudnn":
             if not stripped.startswith("["):
@@ -256,6 +274,9 @@ def parse(text: str) -> Report:
         messages=messages,
         xpu_lines=xpu_lines,
         env=env,
+        onboard_lines=onboard_lines,
+        intel_driver_lines=intel_driver_lines,
+        paths=paths,
     )
 
 

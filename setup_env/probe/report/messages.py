@@ -18,7 +18,9 @@ class TorchMessage(Record):
     "arch-not-compatible" (``gpu``, ``cc`` and ``arches``: the installed wheel's list),
     "gpu-too-old" (``gpu``, ``cc``, ``min_cc``), "no-kernel-image", "device-count-error"
     (``error``: 803/804/999...), "mps-unavailable" (``min_macos`` when the message names one),
-    "library-load" (``library``), "rocm-no-kernel"."""
+    "library-load" (``library``), "rocm-no-kernel", "no-driver" (torch's "Found no NVIDIA driver
+    on your system").
+    """
 
     kind: str
     text: str  # the message as pasted (one line, at most 300 characters)
@@ -65,6 +67,7 @@ _M_LIB = re.compile(
     re.I,
 )
 _M_LIB2 = re.compile(r"(?:Could not load library|Unable to load) (lib\w{2,30}\.so[.\d]{0,12})")
+_M_NO_DRIVER = re.compile(r"Found no NVIDIA driver on your system")
 _M_ROCM = re.compile(r"HIP error: invalid device function|hipErrorNoBinaryForGpu")
 
 
@@ -128,6 +131,8 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
     for m in _M_LIB2.finditer(text) if "load" in low else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
+    for m in _M_NO_DRIVER.finditer(text) if "no NVIDIA driver" in text else ():
+        add(m.start(), TorchMessage("no-driver", snip(m)))
     for m in _M_ROCM.finditer(text) if "hip" in low else ():
         add(m.start(), TorchMessage("rocm-no-kernel", snip(m)))
     return tuple(msg for _, msg in sorted(found, key=lambda x: x[0]))
