@@ -22,7 +22,10 @@ if TYPE_CHECKING:
     from setup_env.output.render import Style
     from setup_env.probe.report import Report
 
-MAX_BYTES = 4_000_000  # a collect_env report is a few KiB; a whole issue thread is still small
+# A collect_env report is a few KiB and a whole issue thread still small; the cap keeps a 4 MB
+# paste (issue 18: read in under 2 s, whatever its shape) with room for it as UTF-16, which
+# PowerShell's ">" writes (two bytes a character).
+MAX_BYTES = 8 * 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +55,7 @@ def _read(path: str) -> str:
     except bounded.ReadFailed as exc:
         if exc.kind == "too-large":
             raise ValueError(
-                f"input is larger than {MAX_BYTES // 1_000_000} MB; paste only the report"
+                f"input is larger than {MAX_BYTES // 2**20} MiB; paste only the report"
             ) from None
         if exc.kind == "missing" and exc.detail == "no such file":
             raise ValueError("No such file or directory") from None  # the words open() used

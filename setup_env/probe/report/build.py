@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Optional
+from typing import Callable, Optional
 
 from setup_env.facts import (
     CudaToolkit,
@@ -21,6 +21,7 @@ from setup_env.facts import (
 )
 from setup_env.knowledge.variant import XPU
 from setup_env.probe.report.fields import (
+    MAX_GPUS,
     _bool,
     _cpu_info,
     _cudnn_version,
@@ -78,22 +79,36 @@ def _build(
         rocm_build = None  # "N/" cut mid-line is no ROCm version
     hip_runtime = _value(fields.get("HIP runtime version"))
     nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
-    from setup_env.probe.resolve import fill
-
+    if len(nv_gpus) + len(amd_gpus) >= MAX_GPUS:
+        notes.append(
+            Note(
+                "collect-env-gpus-capped",
+                f"the GPU list is longer than a machine's: its first {MAX_GPUS} GPUs are read",
+                f"{SOURCE}:GPU models and configuration",
+                "info",
+            )
+        )
     # What the catalogues know (one resolve step): NVIDIA compute capability, AMD gfx id.
+    fill = _filler()
     nv_gpus = [fill(g) for g in nv_gpus]
     amd_gpus = [fill(g) for g in amd_gpus]
     driver = _value(fields.get("Nvidia driver version"))
     # torch's messages: the driver's CUDA version, GPUs the GPU list did not show.
     cuda_driver = next((m.cuda_driver for m in messages if m.cuda_driver), None)
+    # The names seen so far, and whether every GPU has a compute capability: a set and a flag,
+    # so that thousands of messages naming GPUs are read in linear time (issue 18).
+    names = {g.name for g in nv_gpus}
+    all_cc = all(g.compute_capability for g in nv_gpus)
     for m in messages:
         if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old"):
-            known = [g for g in nv_gpus if g.name == m.gpu]
-            if known:
-                nv_gpus = [
-                    replace(g, compute_capability=g.compute_capability or m.cc) for g in nv_gpus
-                ]
-            else:
+            if m.gpu in names:
+                if not all_cc:
+                    nv_gpus = [
+                        replace(g, compute_capability=g.compute_capability or m.cc) for g in nv_gpus
+                    ]
+                    all_cc = True
+            elif len(nv_gpus) < MAX_GPUS:
+                names.add(m.gpu)
                 nv_gpus.append(
                     Gpu(
                         index=len(nv_gpus),
@@ -267,7 +282,11 @@ def _jetson_info(
     """A Jetson, when the report shows one: the L4T kernel ("5.10.120-tegra"), NVIDIA's Jetson
     torch build ("+nv23.02"), or the iGPU's name; with the toolkit's CUDA (JetPack's own), which
     narrows the JetPack."""
-    embedded = [g for g in nv_gpus if _segment(g.name) == "embedded"]
+    segments: dict[str, Optional[str]] = {}  # one look-up per distinct name (long reports)
+    for g in nv_gpus:
+        if g.name not in segments:
+            segments[g.name] = _segment(g.name)
+    embedded = [g for g in nv_gpus if segments[g.name] == "embedded"]
     if not any(n.code == "jetson" for n in notes) and not embedded:
         return None
     sources: dict[str, str] = {}
@@ -283,6 +302,24 @@ def _jetson_info(
         compute_capability=embedded[0].compute_capability if embedded else None,
         sources=sources,
     )
+
+
+def _filler() -> Callable[[Gpu], Gpu]:
+    """:func:`setup_env.probe.resolve.fill`, looked up once per distinct GPU (its index aside)
+    within one report: a GPU list repeats one name (eight H100s), and a catalogue look-up by an
+    inexact name walks the catalogue (issue 18: long reports)."""
+    from setup_env.probe.resolve import fill
+
+    done: dict[Gpu, Gpu] = {}
+
+    def one(gpu: Gpu) -> Gpu:
+        key = replace(gpu, index=0)
+        if key not in done:
+            done[key] = fill(key)
+        out = done[key]
+        return gpu if out == key else replace(out, index=gpu.index)
+
+    return one
 
 
 def _segment(name: str) -> Optional[str]:

@@ -223,12 +223,21 @@ _MIG_LINE = re.compile(r"^\s*MIG \S+\s+Device\s+\d+")
 _AMD_NAME = re.compile(r"\b(AMD|Radeon|Instinct)\b|\bgfx\d", re.I)
 
 
+# The most GPUs read from one report's GPU list. A machine shows at most a few dozen (an HGX node
+# 8 or 16, NVML's own limit is 64); a longer list is a paste of many machines' lists or garbage,
+# and each distinct name costs a catalogue look-up here and in every decider (issue 18: a 4 MB
+# report of any shape is read in under 2 s). Past it, the rest of the list is not read.
+MAX_GPUS = 1024
+
+
 def _gpus(gpu_lines: list[str], rocm_build: bool) -> tuple[list[Gpu], list[Gpu]]:
-    """(nvidia, amd) GPUs from the GPU block."""
+    """(nvidia, amd) GPUs from the GPU block, at most MAX_GPUS of them."""
     nvidia: list[Gpu] = []
     amd: list[Gpu] = []
     mig: set[int] = set()
     for line in gpu_lines:
+        if len(nvidia) + len(amd) >= MAX_GPUS:
+            break
         text = line.strip()
         if _value(text) is None:
             continue

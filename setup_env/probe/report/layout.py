@@ -142,6 +142,10 @@ def parse(text: str) -> Report:
     vllm_layout = False
     after_rule = False  # the previous line was a rule of "=" (vLLM's section headings)
     end = len(lines)
+    # An e-mail wrapped "Python version" value grows line by line: its pieces and their bracket
+    # balance are kept as it grows (joined once, at the end), so that a parenthesis never closed
+    # costs each absorbed line its own length, not the whole value's (issue 18: linear reading).
+    python = _Wrapped()
     for index, line in enumerate(lines):
         stripped = line.strip()
         if not stripped:
@@ -180,6 +184,8 @@ def parse(text: str) -> Report:
                 break
             if key not in fields:  # a second pasted report: the first wins
                 fields[key] = val
+                if key == "Python version":
+                    python.start(val)
             last_key = key
             section = "vllm" if section == "vllm" else ""
             if key == "GPU models and configuration":
@@ -241,10 +247,12 @@ def parse(text: str) -> Report:
         if section in ("libs", "vllm"):
             continue
         # An e-mail wrapped "Python version" value continues on the next line.
-        if last_key == "Python version" and _unclosed(fields[last_key]):
-            fields[last_key] = fields[last_key] + " " + stripped
+        if last_key == "Python version" and python.unclosed():
+            python.add(stripped)
             continue
         last_key = ""
+    if python.grown():
+        fields["Python version"] = python.value()
     messages = read_messages(" ".join(lines[:end]))
     have_facts = "PyTorch version" in fields or bool(
         {"OS", "Python version", "Python platform", "GPU models and configuration"} & fields.keys()
@@ -283,10 +291,37 @@ def parse(text: str) -> Report:
 _PIP_TORCH = re.compile(r"^torch==\d")
 
 
-def _unclosed(value: str) -> bool:
-    return "runtime)" not in value and (
-        value.count("(") > value.count(")") or value.count("[") > value.count("]")
-    )
+class _Wrapped:
+    """A field value continued on the lines that follow it while a parenthesis or bracket in it
+    is still open (and no "runtime)" closes the value), kept as pieces with their balance:
+    ``unclosed()`` answers in constant time what counting brackets in ``value()`` would (the
+    pieces are joined with a space, so "runtime)" never spans two of them)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.runtime = False
+        self.parens = 0  # "(" less ")"
+        self.brackets = 0  # "[" less "]"
+
+    def start(self, value: str) -> None:
+        self.pieces = []
+        self.runtime, self.parens, self.brackets = False, 0, 0
+        self.add(value)
+
+    def add(self, piece: str) -> None:
+        self.pieces.append(piece)
+        self.runtime = self.runtime or "runtime)" in piece
+        self.parens += piece.count("(") - piece.count(")")
+        self.brackets += piece.count("[") - piece.count("]")
+
+    def unclosed(self) -> bool:
+        return not self.runtime and (self.parens > 0 or self.brackets > 0)
+
+    def grown(self) -> bool:
+        return len(self.pieces) > 1
+
+    def value(self) -> str:
+        return " ".join(self.pieces)
 
 
 def _complete_lib_line(line: str) -> bool:

@@ -75,11 +75,16 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     """torch's messages in ``text`` (the paste joined into one line), in order of appearance,
     each kind with the same values once."""
     found: list[tuple[int, TorchMessage]] = []
+    # The values of each message kept (its text aside): a set, so that a paste of thousands of
+    # distinct messages is read in linear time (issue 18).
+    seen: set[TorchMessage] = set()
 
     def add(pos: int, msg: TorchMessage) -> None:
         if msg.library:
             msg = replace(msg, library=msg.library.rstrip("."))
-        if all(replace(m, text="") != replace(msg, text="") for _, m in found):
+        values = replace(msg, text="")
+        if values not in seen:
+            seen.add(values)
             found.append((pos, msg))
 
     def snip(m: re.Match[str]) -> str:
