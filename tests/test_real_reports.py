@@ -119,6 +119,8 @@ def test_real_report(capsys: pytest.CaptureFixture[str], name: str) -> None:
             want["route"]["torch"],
             want["route"]["variant"],
         )
+    if "assumed" in want:
+        assert sorted(a["fact"] for a in body["assumptions"]) == sorted(want["assumed"])
     # Every finding from a message in the paste says where it came from.
     for f in body["findings"]:
         for ev in f["evidence"]:

@@ -226,6 +226,16 @@ def render_text(
         out.append(f"  {style('$ ' + plan.command, 'bold')}")
         for reason in plan.reasons[: 3 if verbose else 1]:
             out.append(f"  {style(reason, 'dim')}")
+        if "driver-absent" in plan.warning_codes:
+            out.append(
+                "  "
+                + style(
+                    "depends on the NVIDIA driver"
+                    + (f" (>= {plan.min_driver})" if plan.min_driver else "")
+                    + ": install or load it first (see driver-missing)",
+                    "bold",
+                )
+            )
     if assumed:
         out.append("")
         out.append(style("Assumed", "bold") + " (the report does not say):")
@@ -367,6 +377,12 @@ def run(args: argparse.Namespace) -> int:
             "findings": [finding_json(f) for f in findings],
             "plan": plan_json(plan),
             "plan_error": plan_error,
+            # What the plan needs before it works: the NVIDIA driver it waits for.
+            "plan_depends_on": (
+                [f"nvidia-driver>={plan.min_driver}" if plan.min_driver else "nvidia-driver"]
+                if plan is not None and "driver-absent" in plan.warning_codes
+                else []
+            ),
             "keep": None
             if keep is None
             else {

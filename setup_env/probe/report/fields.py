@@ -35,7 +35,9 @@ def _value(value: Optional[str]) -> Optional[str]:
     if value is None:
         return None
     v = value.strip()
-    return None if v.lower() in _EMPTY else v
+    low = v.lower()
+    # "Could not" / "Could no": "Could not collect" cut mid-line is no value either.
+    return None if low in _EMPTY or (low.startswith("could no") and len(low) < 18) else v
 
 
 def _bool(value: Optional[str]) -> Optional[bool]:
@@ -360,8 +362,10 @@ def _packages(
                 torch_variant = Variant.rocm_of(hip)
             elif xpu_build:
                 torch_variant = XPU
-            elif os_info.family in ("linux", "windows") and not re.search(
-                r"\+git|a0\+", torch_version
+            elif (
+                os_info.family in ("linux", "windows")
+                and not re.search(r"\+git|a0\+", torch_version)
+                and _bool(fields.get("Is CUDA available")) is not True
             ):
                 # A source build ("2.5.0a0+git136e28f") without CUDA or ROCm may be an XPU
                 # (or any other) build: collect_env does not say.

@@ -24,7 +24,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal, Optional
 
-from setup_env.facts import Facts, Gpu, NvidiaInfo, RocmInfo, XpuInfo
+from setup_env.facts import Facts, Gpu, Note, NvidiaInfo, RocmInfo, XpuInfo
 from setup_env.knowledge.variant import XPU
 from setup_env.probe.report.messages import TorchMessage
 
@@ -161,9 +161,13 @@ def infer(
     )
     has_gpu = bool(facts.gpus)
     ran = [m for m in messages if m.kind in _NVIDIA_RAN]
-    if not has_gpu and ((cuda_available and cuda_build) or ran):
-        if cuda_available and cuda_build:
-            why = f"Is CUDA available: True with torch {torch.version}, a CUDA build"  # type: ignore[union-attr]
+    # torch.cuda.is_available() is True only where a GPU answered: an NVIDIA one, unless the
+    # build is ROCm's (HIP answers the same call).
+    cuda_yes = bool(cuda_available) and not rocm_build and torch is not None
+    if not has_gpu and (cuda_yes or ran):
+        if cuda_yes:
+            said = fields.get("Is CUDA available", "True").strip()
+            why = f"Is CUDA available: {said} with torch {torch.version}"  # type: ignore[union-attr]
         else:
             why = f"torch's message comes from a loaded NVIDIA driver ({ran[0].text[:80]})"
         gpu = Gpu(index=0, name=UNKNOWN_NVIDIA, source=inferred(why))
@@ -221,10 +225,82 @@ def infer(
                 )
             )
 
+    # --- a missing or unloaded driver: GPU intent, and the report shows no driver ------------
+    notes = list(facts.notes)
+    no_driver_msg = next((m for m in messages if m.kind == "no-driver"), None)
+    driver_line = fields.get("Nvidia driver version")
+    shown_absent = no_driver_msg is not None or (
+        driver_line is not None and not (facts.nvidia and facts.nvidia.driver_version)
+    )
+    intent: list[str] = []
+    if no_driver_msg is not None:
+        intent.append(f"torch says: {no_driver_msg.text} [{WARNING_SOURCE}]")
+    labelled = torch is not None and "+cu" in torch.version and cuda_build
+    if labelled:
+        intent.append(
+            f"torch {torch.version} is a CUDA build from PyTorch's index [{torch.source}]"  # type: ignore[union-attr]
+        )
+    if cuda_build and facts.toolkits:
+        tk = facts.toolkits[0]
+        if not labelled:
+            intent.append(
+                f"torch {torch.version} is built with CUDA {torch.cuda or torch.variant} "  # type: ignore[union-attr]
+                f"[{SOURCE}:CUDA used to build PyTorch]"
+            )
+        intent.append(f"a CUDA toolkit {tk.version} (nvcc) is installed [{tk.source}]")
+    named = [g.name for g in facts.gpus if g.vendor == "nvidia" and g.source == WARNING_SOURCE]
+    if named:
+        intent.append(f"torch's warning names the GPU {named[0]} [{WARNING_SOURCE}]")
+    strong = (
+        no_driver_msg is not None
+        or labelled
+        or bool(named)
+        or (cuda_build and bool(facts.toolkits))
+    )
+    nvidia_driver = nvidia is not None and bool(nvidia.driver_version or nvidia.cuda_driver_version)
+    if (
+        shown_absent
+        and strong
+        and cuda_available is not True
+        and not nvidia_driver
+        and os_info.family in ("linux", "windows")
+    ):
+        what = (
+            "torch found no NVIDIA driver"
+            if no_driver_msg is not None
+            else f"Nvidia driver version: {(driver_line or '').strip() or '(empty)'}"
+        )
+        head = [] if no_driver_msg is not None else [f"{what} [{SOURCE}:Nvidia driver version]"]
+        notes.append(
+            Note(
+                "no-nvidia-driver",
+                "; ".join([*head, *intent]),
+                f"{SOURCE}:Nvidia driver version" if no_driver_msg is None else WARNING_SOURCE,
+                "info",
+            )
+        )
+        ev.append(Evidence("driver", "none (missing or not loaded)", inferred(what)))
+        if not (nvidia and nvidia.gpus):
+            why = (
+                "the report shows GPU intent (" + "; ".join(i.split(" [")[0] for i in intent) + ")"
+            )
+            gpu = Gpu(index=0, name=UNKNOWN_NVIDIA, source=assumed(why))
+            nvidia = replace(nvidia or NvidiaInfo(), gpus=(gpu,))
+            out = [a for a in out if a.fact != "gpus"]
+            out.append(
+                Assumption(
+                    "gpus",
+                    "an NVIDIA GPU whose driver is missing or not loaded",
+                    why,
+                    "the machine has no NVIDIA GPU",
+                    "gpus:none",
+                )
+            )
+
     # --- the driver ----------------------------------------------------------------------
     nv_gpus = nvidia.gpus if nvidia is not None else ()
     driver_known = nvidia is not None and bool(nvidia.driver_version or nvidia.cuda_driver_version)
-    no_driver = any(m.kind == "no-driver" for m in messages)
+    no_driver = any(n.code == "no-nvidia-driver" for n in notes)
     if nv_gpus and not driver_known and not no_driver and os_info.family in ("linux", "windows"):
         floor: Optional[str] = None
         if cuda_available and cuda_build and torch is not None:
@@ -274,7 +350,9 @@ def infer(
                 f"python:{OLDEST_PYTHON}",
             )
         )
-    planning = replace(facts, os=os_info, python=python, nvidia=nvidia, xpu=xpu, rocm=rocm)
+    planning = replace(
+        facts, os=os_info, python=python, nvidia=nvidia, xpu=xpu, rocm=rocm, notes=tuple(notes)
+    )
     return planning, tuple(ev), tuple(out)
 
 
