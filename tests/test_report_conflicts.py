@@ -101,11 +101,20 @@ def test_the_conflict_check_can_fail() -> None:
     body = {
         "report": {"cuda_available": True, "xpu_available": None, "messages": []},
         "facts": {
-            "packages": [{"name": "torch", "shadowed": False, "cuda": "12.1", "variant": "cu121"}]
+            "packages": [
+                {
+                    "name": "torch",
+                    "shadowed": False,
+                    "cuda": "12.1",
+                    "hip": None,
+                    "variant": "cu121",
+                }
+            ]
         },
         "findings": [{"code": "toolkit-without-driver", "severity": "info"}],
-        "plan": {"command": "pip install torch", "variant": "cpu"},
+        "plan": {"command": "pip install torch", "variant": "cpu", "reasons": ["no GPU found"]},
         "assumptions": [],
         "keep": None,
     }
-    assert len(conflicts(body)) == 3  # no-driver finding, CPU plan, CPU over a working build
+    # the no-driver finding, the CPU plan, "no GPU found", the CPU build over a working one
+    assert len(conflicts(body)) == 4
