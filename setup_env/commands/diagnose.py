@@ -121,6 +121,37 @@ def report_findings(report: Report, findings: tuple[Finding, ...]) -> list[Findi
                 ),
             )
         )
+    if (
+        report.xpu_available is False
+        and torch is not None
+        and torch.variant is not None
+        and str(torch.variant) == "xpu"
+    ):
+        explained = [f.code for f in findings if f.severity == "error"]
+        windows = facts.os.family == "windows"
+        out.append(
+            Finding(
+                "torch-xpu-unavailable",
+                "error",
+                f"torch {torch.version} is an XPU build, yet it reported XPU as unavailable",
+                evidence=(
+                    f"torch {torch.version} ({torch.source or 'the report'})",
+                    "Is XPU available: False [collect_env:Is XPU available]",
+                ),
+                fix=(
+                    "see " + ", ".join(explained)
+                    if explained
+                    else (
+                        "install Intel's Arc & Iris Xe graphics driver (intel.com), then reopen "
+                        "the terminal"
+                        if windows
+                        else "install Intel's GPU compute runtime (intel-opencl-icd, libze1 / "
+                        "level-zero: dgpu-docs.intel.com) and let the user open the GPU "
+                        "(`sudo usermod -aG render $USER`, then log in again)"
+                    )
+                ),
+            )
+        )
     if report.truncated:
         out.append(
             Finding(
@@ -163,8 +194,12 @@ def _describe(report: Report) -> list[str]:
         lines.append(f"driver     NVIDIA {f.nvidia.driver_version}")
     if f.rocm and f.rocm.version:
         lines.append(f"ROCm       HIP {f.rocm.version}")
+    if f.xpu and f.xpu.driver_version:
+        lines.append(f"driver     Intel {f.xpu.driver_version}")
     if report.cuda_available is not None:
         lines.append(f"CUDA usable by torch: {'yes' if report.cuda_available else 'no'}")
+    if report.xpu_available is not None:
+        lines.append(f"XPU usable by torch: {'yes' if report.xpu_available else 'no'}")
     return lines
 
 

@@ -95,9 +95,8 @@ def _other(
             facts,
             nvidia=replace(nv, driver_version=arg, cuda_driver_version=None, sources=sources),
         )
-        need = plan.min_driver if plan is not None and plan.min_driver else None
-        words = f"the driver is older than {need}" if need else f"the driver is {arg}"
-        return other, words
+        # The oldest driver the report allows (it ran the installed build).
+        return other, f"the driver is as old as {arg} (the oldest that runs the installed build)"
     if kind == "driver-below-plan":
         if matrix is None or plan is None or not plan.cuda:
             return None, ""

@@ -59,6 +59,7 @@ CAUSES: tuple[str, ...] = (
     "cuda-newer-than-driver",
     "cpu-build-on-gpu",
     "cuda-build-on-amd",
+    "cuda-build-on-intel",
     "rocm-build-on-nvidia",
     "gpu-arch-not-in-wheel",
     "rocm-gfx-not-in-wheel",
@@ -73,7 +74,13 @@ CAUSES: tuple[str, ...] = (
 )
 # These are what the user sees, explained by a cause above when one is found.
 SYMPTOMS: frozenset[str] = frozenset(
-    {"torch-cuda-unavailable", "no-kernel-image", "mps-unavailable", "report-truncated"}
+    {
+        "torch-cuda-unavailable",
+        "torch-xpu-unavailable",
+        "no-kernel-image",
+        "mps-unavailable",
+        "report-truncated",
+    }
 )
 
 _SEVERITY = {"error": 0, "warning": 1, "info": 2}

@@ -237,10 +237,12 @@ def _xpu_info(
     ``* intel-opencl-icd: 25.44.36015.8-0``, the compute runtime)."""
     gpus = _xpu_gpus(detected)
     sources: dict[str, str] = {}
-    if gpus:
+    names = _star_items(onboard)
+    if gpus and len(gpus) >= len(names):
         sources["gpus"] = f"{SOURCE}:Intel GPU models detected"
     else:
-        names = _star_items(onboard)
+        # torch's list absent, or shorter than the system's (a paste cut inside it): the
+        # system's list of the machine's Intel GPUs.
         gpus = tuple(
             Gpu(index=i, name=n, vendor="intel", source=f"{SOURCE}:Intel GPU models onboard")
             for i, n in enumerate(names)

@@ -93,6 +93,10 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
             elif "microsoft" in km.group(1).lower():
                 kw["wsl"] = 1
         gm = re.match(r"glibc-(\d+\.\d+)", libc) or re.search(r"with-glibc(\d+\.\d+)", platform)
+        if gm and libc.startswith("glibc-2.2.5"):
+            # platform.libc_ver() read the x86_64 symbol-version base GLIBC_2.2.5 (a static
+            # binary), not the library's version: unknown.
+            gm = re.search(r"with-glibc(\d+\.\d+)", platform)
         if gm:
             kw["libc"] = "glibc"
             kw["glibc"] = gm.group(1)

@@ -181,11 +181,12 @@ def infer(
         rocm = replace(rocm or RocmInfo(), gpus=(amd,))
         ev.append(Evidence("gpus", UNKNOWN_AMD, inferred(why)))
         has_gpu = True
-    if not has_gpu and torch is not None and torch.variant == XPU and xpu_available is not False:
+    xpu_build = torch is not None and torch.variant == XPU
+    if not has_gpu and ((xpu_build and xpu_available is not False) or xpu_available):
         why = (
             "Is XPU available: True"
             if xpu_available
-            else f"torch {torch.version} is an XPU build, installed for an Intel GPU"
+            else f"torch {torch.version} is an XPU build, installed for an Intel GPU"  # type: ignore[union-attr]
         )
         gpu = Gpu(index=0, name=UNKNOWN_INTEL, vendor="intel", source=inferred(why))
         xpu = replace(xpu or XpuInfo(), gpus=(gpu,))
