@@ -4,8 +4,8 @@ into :class:`TorchMessage` values."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-from typing import Optional
+from dataclasses import fields, replace
+from typing import Iterator, Optional
 
 from setup_env._record import Record, record
 
@@ -33,6 +33,9 @@ class TorchMessage(Record):
     library: Optional[str] = None
     min_macos: Optional[str] = None
 
+
+# What makes two messages the same message: every field but the text as pasted.
+_VALUES = tuple(f.name for f in fields(TorchMessage) if f.name != "text")
 
 # Each pattern is anchored on fixed words and uses bounded, non-nested repetition: linear time.
 _M_DRIVER = re.compile(r"NVIDIA driver on your system is too old \(found version (\d{4,6})\)")
@@ -66,6 +69,13 @@ _M_LIB = re.compile(
     r"could not be found|not found|undefined symbol)",
     re.I,
 )
+_LIB_NAMES = ("nccl", "cudnn", "cublas", "cudart", "cusparse")  # _M_LIB's names, lower case
+_LIB_ENDS = (
+    "cannot open shared object file",
+    "could not be found",
+    "not found",
+    "undefined symbol",
+)
 _M_LIB2 = re.compile(r"(?:Could not load library|Unable to load) (lib\w{2,30}\.so[.\d]{0,12})")
 _M_NO_DRIVER = re.compile(r"Found no NVIDIA driver on your system")
 _M_ROCM = re.compile(r"HIP error: invalid device function|hipErrorNoBinaryForGpu")
@@ -77,12 +87,12 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     found: list[tuple[int, TorchMessage]] = []
     # The values of each message kept (its text aside): a set, so that a paste of thousands of
     # distinct messages is read in linear time (issue 18).
-    seen: set[TorchMessage] = set()
+    seen: set[tuple[object, ...]] = set()
 
     def add(pos: int, msg: TorchMessage) -> None:
         if msg.library:
             msg = replace(msg, library=msg.library.rstrip("."))
-        values = replace(msg, text="")
+        values = tuple(getattr(msg, name) for name in _VALUES)
         if values not in seen:
             seen.add(values)
             found.append((pos, msg))
@@ -132,7 +142,7 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     libs = ("cannot open shared object" in text or "undefined symbol" in text) or (
         "could not be found" in text or " not found" in text
     )
-    for m in _M_LIB.finditer(text) if libs else ():
+    for m in _lib_matches(text, low) if libs else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
     for m in _M_LIB2.finditer(text) if "load" in low else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
@@ -141,3 +151,33 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     for m in _M_ROCM.finditer(text) if "hip" in low else ():
         add(m.start(), TorchMessage("rocm-no-kernel", snip(m)))
     return tuple(msg for _, msg in sorted(found, key=lambda x: x[0]))
+
+
+def _lib_matches(text: str, low: str) -> Iterator[re.Match[str]]:
+    """What ``_M_LIB.finditer(text)`` yields, tried only where one of its library names starts
+    (found by ``str.find`` in the lower-cased text): the case-insensitive alternation tried at
+    every position of a 4 MB paste took seconds (issue 18)."""
+    if len(low) != len(text):  # lower-casing moved the positions (rare scripts): the plain way
+        yield from _M_LIB.finditer(text)
+        return
+    starts: list[int] = []
+    for name in _LIB_NAMES:
+        at = low.find(name)
+        while at >= 0:
+            starts.append(at)
+            at = low.find(name, at + 1)
+    end = 0
+    for at in sorted(starts):
+        # The match ends in one of the phrases at most 110 characters past the name's start
+        # (name 25, file ending 15, gap 40, phrase 30): where none is, nothing matches.
+        if not any(low.find(p, at, at + 120) >= 0 for p in _LIB_ENDS):
+            continue
+        # A match starts at the name or at a "lib" just before it, never inside an earlier one.
+        for start in (at - 3, at) if at >= 3 and low.startswith("lib", at - 3) else (at,):
+            if start < end:
+                continue
+            m = _M_LIB.match(text, start)
+            if m:
+                end = m.end()
+                yield m
+                break
