@@ -218,3 +218,22 @@ def test_driver_missing_plan_depends_on_the_driver(
     assert body["plan_depends_on"] == [f"nvidia-driver>={body['plan']['min_driver']}"]
     main(["diagnose", str(report)])
     assert "depends on the NVIDIA driver" in capsys.readouterr().out
+
+
+def test_an_xpu_build_that_reports_xpu_unavailable() -> None:
+    """torch's own verdict: an XPU build with `Is XPU available: False` is an error whose fix
+    installs Intel's driver for that OS."""
+    from setup_env.commands.diagnose import report_findings
+    from setup_env.probe.report import Report
+
+    for family, says in (("linux", "intel-opencl-icd"), ("windows", "graphics driver")):
+        facts = Facts(
+            os=OSInfo(family=family),  # type: ignore[arg-type]
+            python=PythonInfo(version="3.12.3"),
+            packages=(InstalledPackage("torch", "2.11.0+xpu", variant=Variant.parse("xpu")),),
+        )
+        found = report_findings(Report(facts=facts, xpu_available=False), ())
+        (f,) = [f for f in found if f.code == "torch-xpu-unavailable"]
+        assert f.severity == "error" and says in (f.fix or "")
+        working = report_findings(Report(facts=facts, xpu_available=True), ())
+        assert "torch-xpu-unavailable" not in {f.code for f in working}
