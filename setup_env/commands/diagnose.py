@@ -175,7 +175,11 @@ def _describe(report: Report) -> list[str]:
         lines.append("torch      not in the report")
     else:
         lines.append("torch      not installed")
+    used = report.planning or f
     os_text = f.os.distro_name or (f.os.family if f.os.family != "other" else "not in the report")
+    if f.os.family == "other" and used.os.family != "other":
+        # Not in the paste: what it implies (inferred) or what was assumed, with why.
+        os_text = f"{used.os.family} ({used.os.sources.get('family', 'inferred')})"
     if f.os.macos_version:
         os_text = f"macOS {f.os.macos_version}"
     if f.os.wsl:
@@ -183,6 +187,9 @@ def _describe(report: Report) -> list[str]:
     lines.append(f"OS         {os_text}" + (f", glibc {f.os.glibc}" if f.os.glibc else ""))
     if f.python.version:
         lines.append(f"Python     {f.python.version} {f.python.machine}".rstrip())
+    elif used.python.version:
+        why = used.python.sources.get("version", "inferred")
+        lines.append(f"Python     {used.python.version} ({why})")
     gpus = f.gpus
     if gpus:
         names: dict[str, int] = {}
@@ -218,7 +225,11 @@ def render_text(
 
     out = [style("The report says:", "bold")]
     out += ["  " + line for line in _describe(report)]
-    inferred = [e for e in report.evidence if e.source.startswith("inferred:")]
+    inferred = [
+        e
+        for e in report.evidence
+        if e.source.startswith("inferred:") and e.fact not in ("os", "python")
+    ]
     for e in inferred:
         out.append(
             "  "
