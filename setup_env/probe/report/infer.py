@@ -225,6 +225,25 @@ def infer(
                     "gpus:nvidia",
                 )
             )
+    elif (
+        not has_gpu
+        and gpus_listed
+        and cuda_build
+        and cuda_available is False
+        and "Nvidia driver version" not in fields
+    ):
+        # torch saw no GPU, and the paste stops before the driver line: a machine without an
+        # NVIDIA GPU is the likelier, a GPU whose driver is not loaded the other answer.
+        out.append(
+            Assumption(
+                "gpus",
+                "no NVIDIA GPU (torch saw none)",
+                "CUDA is unavailable to the CUDA build and the report is cut before its driver "
+                "line",
+                "the machine has an NVIDIA GPU whose driver is not loaded",
+                "gpus:nvidia",
+            )
+        )
 
     # --- a missing or unloaded driver: GPU intent, and the report shows no driver ------------
     notes = list(facts.notes)
