@@ -78,7 +78,23 @@ def test_the_collection() -> None:
         assert source.startswith("SOURCE: https://github.com/")
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+def _cases() -> list[Any]:
+    """Every report; one whose expectation the tool does not meet yet, because the work that
+    will make it is still open, carries ``"_pending": "<issue and item>"`` in EXPECTED.json and
+    runs as a strict xfail naming that work: it fails as soon as the tool gets the report right,
+    and then the marker must go. The expectation itself is never bent to the tool."""
+    return [
+        pytest.param(
+            name,
+            marks=pytest.mark.xfail(strict=True, reason=f"pending: {EXPECTED[name]['_pending']}"),
+        )
+        if "_pending" in EXPECTED[name]
+        else name
+        for name in sorted(EXPECTED)
+    ]
+
+
+@pytest.mark.parametrize("name", _cases())
 def test_real_report(capsys: pytest.CaptureFixture[str], name: str) -> None:
     want = EXPECTED[name]
     code, body = diagnose(capsys, name)

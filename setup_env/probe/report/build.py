@@ -95,7 +95,7 @@ def _build(
     names = {g.name for g in nv_gpus}
     all_cc = all(g.compute_capability for g in nv_gpus)
     for m in messages:
-        if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old"):
+        if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old", "gpu-too-new"):
             if m.gpu in names:
                 if not all_cc:
                     nv_gpus = [

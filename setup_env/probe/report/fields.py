@@ -380,6 +380,14 @@ def _packages(
     for pkg in found:
         if pkg.name == "torch":
             if pkg.version in seen_torch:
+                # pip lists a conda-installed torch too ("[pip3] torch==1.10.2" beside "[conda]
+                # pytorch 1.10.2 py3.7_cuda10.2_cudnn7.6.5_0"): the conda build string names the
+                # variant the bare pip version does not.
+                at = next(
+                    i for i, p in enumerate(out) if p.name == "torch" and p.version == pkg.version
+                )
+                if out[at].variant is None and pkg.variant is not None and not torch_version:
+                    out[at] = replace(out[at], variant=pkg.variant)
                 continue
             seen_torch.add(pkg.version)
             out.append(replace(pkg, shadowed=bool(torch_version)))
