@@ -5,9 +5,9 @@ lacks."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Callable, Optional
 
+from setup_env._record import replace
 from setup_env.facts import (
     CudaToolkit,
     Facts,

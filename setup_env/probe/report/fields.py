@@ -4,9 +4,9 @@ CPU, GPUs, cuDNN, packages, Intel GPUs); :mod:`.build` assembles them."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Optional
 
+from setup_env._record import replace
 from setup_env.facts import CpuInfo, Gpu, InstalledPackage, Note, OSInfo, PythonInfo
 from setup_env.knowledge.variant import CPU, Variant
 from setup_env.probe.report.model import SOURCE

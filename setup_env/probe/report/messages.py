@@ -4,10 +4,9 @@ into :class:`TorchMessage` values."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields, replace
 from typing import Iterator, Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, fields, record, replace
 
 
 @record
