@@ -10,16 +10,14 @@ Nothing here touches the machine: probes (``setup_env.probe``) build these objec
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Any, Literal, Optional, TypeVar, Union
 
-from setup_env._record import Record, record
+from setup_env._record import Record, field, fields, record, replace
 from setup_env.knowledge.variant import Variant, VariantError
 
 SCHEMA_VERSION = 1
@@ -320,10 +318,11 @@ def to_jsonable(obj: Any) -> Any:
     :class:`Variant` -> its label."""
     if isinstance(obj, Variant):
         return obj.label
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+    fs = _fields_of(obj)
+    if fs is not None:
         return {
             f.name: to_jsonable(getattr(obj, f.name))
-            for f in dataclasses.fields(obj)
+            for f in fs
             if not (f.metadata.get("omit_if_none") and getattr(obj, f.name) is None)
         }
     if isinstance(obj, Mapping):
@@ -371,12 +370,13 @@ def from_jsonable(tp: Any, value: Any, where: str) -> Any:
         if value not in args:
             raise FactsError(f"{where}: {value!r} is not one of {list(args)}")
         return value
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+    tp_fields = _fields_of(tp) if isinstance(tp, type) else None
+    if tp_fields is not None:
         if not isinstance(value, Mapping):
             raise FactsError(f"{where}: expected an object")
         hints = _hints(tp)
         kwargs = {}
-        names = {f.name for f in dataclasses.fields(tp) if f.init}
+        names = {f.name for f in tp_fields if f.init}
         for key, item in value.items():
             if key in names:
                 kwargs[key] = from_jsonable(hints[key], item, f"{where}.{key}")
@@ -427,12 +427,32 @@ def printable(value: T) -> T:
         pairs = {printable(k): printable(v) for k, v in value.items()}
         same = all(k in value and value[k] is v for k, v in pairs.items())
         return value if same else pairs  # type: ignore[return-value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    fs = None if isinstance(value, type) else _fields_of(value)
+    if fs is not None:
         changes = {}
-        for f in dataclasses.fields(value):
+        for f in fs:
             old = getattr(value, f.name)
             new = printable(old)
             if new is not old:
                 changes[f.name] = new
-        return dataclasses.replace(value, **changes) if changes else value
+        if not changes:
+            return value
+        if isinstance(value, Record):
+            return replace(value, **changes)
+        import dataclasses
+
+        return dataclasses.replace(value, **changes)  # type: ignore[type-var]
     return value
+
+
+def _fields_of(obj: Any) -> Any:
+    """The fields of a record or dataclass (instance or class), else None. A record's come
+    from :mod:`setup_env._record` (no ``dataclasses`` import on the start-up path)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    if issubclass(cls, Record):
+        return fields(cls)
+    if hasattr(cls, "__dataclass_fields__"):
+        import dataclasses
+
+        return dataclasses.fields(cls)  # type: ignore[arg-type]
+    return None

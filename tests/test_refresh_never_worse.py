@@ -342,7 +342,9 @@ def test_timeout_bounds_the_whole_refresh(
         took = time.monotonic() - start
         asked = len(slow.requests)
     payload = json.loads(capsys.readouterr().out)["matrix"]["refresh"]
-    assert 2.5 <= took < 4.5, took  # 3 s, plus the merge and the write of what answered
+    # 3 s, plus the merge and the write of what answered; the bound is loose (a loaded CI
+    # machine), the fault it guards was 85 s
+    assert 2.5 <= took < 10, took
     assert code == 4 and asked == 2, payload
     assert payload["written"] == str(user_copy) and payload["pages_read"] == 1
     [late] = payload["failed"]

@@ -34,11 +34,10 @@ import time
 import urllib.parse
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
 from typing import Any, Literal, Optional
 
 from setup_env import bounded
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 from setup_env.bounded import net
 from setup_env.decide.model import Plan
 from setup_env.facts import Facts

@@ -694,11 +694,13 @@ def run(
     err = CappedReader(proc.stderr, max_output, on_full)
     out.start()
     err.start()
-    timed_out = False
+    # A thread blocks in waitpid while this one waits on it: ``proc.wait(timeout=...)`` polls
+    # with sleeps that grow to 50 ms, which adds up to them to every command's time.
+    waiter = threading.Thread(target=proc.wait, daemon=True)
+    waiter.start()
     try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        waiter.join(timeout)
+        timed_out = waiter.is_alive()
     finally:
         # Always: the group may hold helpers that outlive the child and keep the pipes open.
         kill_group(proc)

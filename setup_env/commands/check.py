@@ -148,7 +148,7 @@ def _target_facts(local: Facts, target: Facts) -> Facts:
     """The installed environment (this interpreter, its packages) placed on the target machine:
     the target's OS, GPUs, driver and cloud; this machine's Python and packages. The glibc is the
     target's when described (--glibc), else the environment's own (an image carries its glibc)."""
-    from dataclasses import replace
+    from setup_env._record import replace
 
     os_info = target.os
     if not os_info.glibc and os_info.family == local.os.family and local.os.glibc:
@@ -253,7 +253,7 @@ def gather(args: argparse.Namespace, expects: tuple[Expect, ...], err_style: Sty
 
 def _local_only(facts: Facts) -> Facts:
     """Facts for verify's CPU run here: no target GPUs (verify would look for them)."""
-    from dataclasses import replace
+    from setup_env._record import replace
 
     return replace(facts, nvidia=None, rocm=None, xpu=None, apple=None)
 

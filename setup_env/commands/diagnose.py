@@ -391,6 +391,27 @@ def run(args: argparse.Namespace) -> int:
         if plan is not None or keep is not None
         else ()
     )
+    # No sound answer: the OS the wheel is for is only assumed (nothing in the paste names it), or
+    # nothing says whether there is a GPU at all. The plan for the assumed values and the other
+    # answer are said, with the line that would decide; no install command is offered.
+    open_os = next((a for a in assumed if a.fact == "os"), None)
+    open_gpu = next((a for a in assumed if a.fact == "gpus" and a.value == "no GPU"), None)
+    if plan is not None and plan.command and (open_os or open_gpu):
+        from setup_env.decide.assume import answer
+
+        line = (
+            "its `OS:` line (or `Python platform:`)"
+            if open_os
+            else "its `GPU models and configuration:` line"
+        )
+        what = open_os or open_gpu
+        plan_error = (
+            f"the report does not settle {'the OS' if open_os else 'whether there is a GPU'}: "
+            f"{line} would decide. As assumed ({what.value}): {answer(plan)}; "  # type: ignore[union-attr]
+            f"if {what.alternative}: {what.changes}"  # type: ignore[union-attr]
+        )
+        plan, road = None, None
+        unsettled = True
     code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK
     if args.json:
         payload = {

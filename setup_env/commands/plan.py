@@ -296,7 +296,8 @@ def described_machine(args: argparse.Namespace) -> tuple[Facts, str, CloudAdvice
 
 def _with_python(facts: Facts, python: str) -> Facts:
     import re
-    from dataclasses import replace
+
+    from setup_env._record import replace
 
     m = re.fullmatch(r"3\.(\d{1,2})(t?)", python.strip())
     if not m:

@@ -9,12 +9,12 @@ not installed in that interpreter (or it could not be run at all).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from setup_env._record import replace
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
@@ -327,7 +327,7 @@ def run(args: argparse.Namespace) -> int:
         if res.status == "skip" and res.message == "torch did not import":
             return  # the import failure says it all; the summary counts these
         if _torch_missing(res):  # said once, by the summary, with what to do
-            res = dataclasses.replace(res, message="")
+            res = replace(res, message="")
         live.show(progress_line(res, err_style))
 
     if live.live:  # from the first second: importing torch alone can take seconds

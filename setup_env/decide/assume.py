@@ -9,10 +9,9 @@ answer it would change is put in words: "if the driver is older than 580.65.06: 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, record, replace
 from setup_env.decide.model import Plan
 from setup_env.facts import Facts, Gpu, NvidiaInfo
 from setup_env.knowledge.cuda import driver_fit, version_tuple

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, record, replace
 from setup_env.facts import Facts, Gpu, InstalledPackage
 from setup_env.knowledge.cuda import MVC_SINCE, driver_fit, sm_of, version_tuple
 from setup_env.knowledge.variant import CPU, Variant

@@ -110,7 +110,8 @@ def fit_plan(plan: Plan, advice: CloudAdvice | None) -> Plan:
     if advice is None or advice.driver_route != "grid" or not plan.fixes:
         return plan
     import re
-    from dataclasses import replace
+
+    from setup_env._record import replace
 
     who = {"aws": "AWS", "azure": "Azure", "gcp": "Google"}.get(advice.provider, advice.provider)
     fixes = []
@@ -322,8 +323,7 @@ def with_expected_gpus(
         return facts, advice
     if facts.gpus:
         return facts, advice
-    from dataclasses import replace
-
+    from setup_env._record import replace
     from setup_env.knowledge import cloud_catalog
 
     try:

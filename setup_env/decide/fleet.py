@@ -24,10 +24,9 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Callable, Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 from setup_env.probe.fleet_nodes import AllReduce, BadDocument, JobRecord, Node
 
 # A GPU is slow when its matmul TFLOP/s is below this fraction of the median of the fleet's GPUs

@@ -19,12 +19,11 @@ Pure: facts in, a :class:`setup_env.decide.model.Plan` out; the JetPack table is
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shlex
 from typing import TYPE_CHECKING, Callable, Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, record, replace
 from setup_env.facts import Facts, JetsonInfo
 from setup_env.knowledge import gpus as catalogue
 from setup_env.knowledge.cuda import sm_of, version_tuple
@@ -215,8 +214,7 @@ def _nvidia_build(
     if upgrade_fix:
         fixes.append(Fix(0, "upgrade-jetpack", upgrade_fix))
     ranked = tuple(
-        dataclasses.replace(f, rank=i + 1)
-        for i, f in enumerate(sorted(fixes, key=lambda f: f.rank))
+        replace(f, rank=i + 1) for i, f in enumerate(sorted(fixes, key=lambda f: f.rank))
     )
     return Plan(
         status="ok",
@@ -335,7 +333,7 @@ def _sbsa(
         Gpu(index=0, name=module, compute_capability=cc, source="jetson"),
     )  # fmt: skip
     driver = (nv.driver_version if nv is not None else None) or row.driver
-    plain = dataclasses.replace(
+    plain = replace(
         facts,
         jetson=None,
         nvidia=NvidiaInfo(
@@ -355,8 +353,8 @@ def _sbsa(
         f"(route: jetson, JetPack 7)",
         *p.reasons,
     ]
-    ranked = tuple(dataclasses.replace(f, rank=i + 1) for i, f in enumerate(fixes))
-    return dataclasses.replace(
+    ranked = tuple(replace(f, rank=i + 1) for i, f in enumerate(fixes))
+    return replace(
         p,
         reasons=tuple(reasons),
         warnings=(*warnings, *(w for w in p.warnings if "install one >=" not in w), NEVER_DRIVER),

@@ -12,10 +12,9 @@ imports only the facts and the knowledge below it.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Literal, Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 from setup_env.facts import Facts, Severity
 from setup_env.knowledge.variant import Variant
 

@@ -7,10 +7,9 @@ under another interpreter, Python 3.9+) both import this module.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 
 if TYPE_CHECKING:
     from setup_env.facts import Facts

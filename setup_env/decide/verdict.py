@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 from setup_env.decide.summary import counts, finding_json, plan_json
 from setup_env.exitcodes import ExitCode
 from setup_env.knowledge.variant import Variant

@@ -11,13 +11,12 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
 from setup_env import bounded
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 
 SCHEMA_VERSION = 1
 DATA_NAME = "cloud_instances.json"

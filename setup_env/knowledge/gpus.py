@@ -24,14 +24,13 @@ Accepted by :func:`lookup` (case and punctuation don't matter)::
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Optional
 
 from setup_env import bounded
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record, replace
 
 SCHEMA_VERSION = 1
 DATA_NAME = "gpus.json"
@@ -191,13 +190,13 @@ class Catalogue(Record):
     architectures: Mapping[str, str]  # "9.0" -> "Hopper"
     sources: Mapping[str, str]  # source id -> URL
     retrieved: str = ""
-    _exact: Mapping[str, GpuModel] = dataclasses.field(default_factory=dict, repr=False)
-    _tokens: tuple[tuple[frozenset[str], GpuModel], ...] = dataclasses.field(default=(), repr=False)
-    windows: Mapping[str, DriverWindow] = dataclasses.field(default_factory=dict)
+    _exact: Mapping[str, GpuModel] = field(default_factory=dict, repr=False)
+    _tokens: tuple[tuple[frozenset[str], GpuModel], ...] = field(default=(), repr=False)
+    windows: Mapping[str, DriverWindow] = field(default_factory=dict)
     amd: tuple[AmdModel, ...] = ()
     rocm_wheels: tuple[RocmWheelRule, ...] = ()
     jetpacks: tuple[JetPack, ...] = ()
-    _amd_exact: Mapping[str, AmdModel] = dataclasses.field(default_factory=dict, repr=False)
+    _amd_exact: Mapping[str, AmdModel] = field(default_factory=dict, repr=False)
 
     def driver_window(self, cc: str) -> DriverWindow | None:
         """The driver branches that run compute capability ``cc`` (None: not in the data)."""
@@ -212,7 +211,7 @@ class Catalogue(Record):
             return window
         branch = int(model.first_driver.split(".")[0])
         base = window or DriverWindow(cc=model.compute_capability)
-        return dataclasses.replace(
+        return replace(
             base,
             first_branch=max(base.first_branch or 0, branch),
             first_driver=model.first_driver,
@@ -250,7 +249,7 @@ class Catalogue(Record):
                 elif len(words) == best_len and model not in best:
                     best.append(model)
         if len({m.gfx for m in best}) == 1:
-            return dataclasses.replace(best[0], name=text, memory_gb=None, match="approximate")
+            return replace(best[0], name=text, memory_gb=None, match="approximate")
         return None
 
     def rocm_gfx(self, torch_version: str, rocm: str) -> tuple[str, ...] | None:
@@ -387,7 +386,7 @@ class Catalogue(Record):
                 elif len(words) == best_len and model not in best:
                     best.append(model)
         if len(best) == 1:
-            return dataclasses.replace(
+            return replace(
                 best[0],
                 name=text,
                 bf16_tflops=None,
@@ -406,7 +405,7 @@ class Catalogue(Record):
             generic = self.generic(ccs.pop(), name=text)
             if generic is not None:
                 models = ", ".join(sorted({m.name for m in candidates}))
-                return dataclasses.replace(generic, note=f"one of: {models}")
+                return replace(generic, note=f"one of: {models}")
         return None
 
 

@@ -74,14 +74,13 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
 from setup_env import bounded
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 from setup_env.knowledge.tags import platform_of_tag
 from setup_env.knowledge.variant import Variant
 from setup_env.knowledge.variant import is_index_label as is_variant_label
@@ -780,7 +779,7 @@ def _read(path: Path, origin: str) -> Matrix:
 def _with_notes(matrix: Matrix, notes: list[str]) -> Matrix:
     if not notes:
         return matrix
-    from dataclasses import replace
+    from setup_env._record import replace
 
     return replace(matrix, notes=(*matrix.notes, *notes))
 

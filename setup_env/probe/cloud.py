@@ -29,11 +29,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Any, Optional
 
 from setup_env import bounded
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record, replace
 from setup_env.bounded import net
 from setup_env.facts import CloudInfo, Note
 from setup_env.probe.host import Host
@@ -712,7 +711,6 @@ def detect(
 
 def _with_catalogue(info: CloudInfo, notes: list[Note]) -> CloudInfo:
     """Add what the catalogue says the instance type has (loaded only for a known cloud VM)."""
-    from dataclasses import replace
 
     from setup_env.knowledge import cloud_catalog
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from setup_env._record import MutableRecord, field, mutable_record
 from setup_env.facts import CpuInfo, Note
 
 if TYPE_CHECKING:  # a type only: diagnose reads a report's flags here, with no machine to probe
@@ -62,8 +62,8 @@ ARM_PARTS = {
 }
 
 
-@dataclass
-class CpuinfoSummary:
+@mutable_record
+class CpuinfoSummary(MutableRecord):
     """What /proc/cpuinfo says: model, vendor, core counts and flags."""
 
     model: str | None = None

@@ -31,11 +31,10 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import field
 from typing import IO, Literal, Optional
 
 from setup_env import bounded
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 
 FATBIN_MAGIC = 0xBA55ED50
 _MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)

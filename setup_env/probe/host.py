@@ -19,12 +19,11 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from setup_env import bounded
-from setup_env._record import Record, record
+from setup_env._record import MutableRecord, Record, field, mutable_record, record
 
 ReadError = Literal["missing", "permission-denied", "not-a-file", "too-large", "os-error"]
 RunError = Literal["not-found", "timeout", "permission-denied", "too-large", "os-error"]
@@ -335,8 +334,8 @@ def most_specific_tags() -> list[str]:
 # --- replay --------------------------------------------------------------------------------
 
 
-@dataclass
-class _Recorded:
+@record
+class _Recorded(Record):
     """One command's result as a capture stores it, for replay."""
 
     argv: tuple[str, ...]
@@ -502,8 +501,8 @@ class ReplayError(ValueError):
     """The captured folder itself is unusable (no host.json, bad JSON)."""
 
 
-@dataclass
-class ReplayHost:
+@mutable_record
+class ReplayHost(MutableRecord):
     """A captured machine, read back from a folder."""
 
     root: Path

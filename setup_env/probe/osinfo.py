@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from setup_env._record import replace
 from setup_env.facts import Note, OSInfo
 from setup_env.probe.host import Host
 
@@ -159,9 +160,7 @@ def detect(host: Host) -> tuple[OSInfo, list[Note]]:
 
 
 def _replace(info: OSInfo, fields: dict[str, object], sources: dict[str, str]) -> OSInfo:
-    import dataclasses
-
-    return dataclasses.replace(info, sources=dict(sources), **fields)  # type: ignore[arg-type]
+    return replace(info, sources=dict(sources), **fields)
 
 
 def _linux(

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from setup_env._record import MutableRecord, field, mutable_record, replace
 from setup_env.facts import InstalledPackage, Note
 from setup_env.knowledge.variant import CPU, XPU, Variant
 from setup_env.probe.host import Host
@@ -27,8 +27,8 @@ _META_DIR = re.compile(r"^([A-Za-z0-9_.]+?)-([^-]+?)\.dist-info$")
 _EGG_DIR = re.compile(r"^([A-Za-z0-9_.]+?)(?:-[^-]+?)?\.egg-info$")
 
 
-@dataclass
-class Metadata:
+@mutable_record
+class Metadata(MutableRecord):
     """One installed distribution: name, version and what it requires."""
 
     name: str | None = None
@@ -176,9 +176,7 @@ def detect(host: Host) -> tuple[list[InstalledPackage], list[Note]]:
 
 
 def _shadow(pkg: InstalledPackage) -> InstalledPackage:
-    import dataclasses
-
-    return dataclasses.replace(pkg, shadowed=True)
+    return replace(pkg, shadowed=True)
 
 
 def _read(

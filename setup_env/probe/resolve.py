@@ -14,12 +14,10 @@ in no table; ``suggestions`` holds the closest known names) or ``"gpu-catalogue-
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record, replace
 from setup_env.facts import Facts, Gpu
 from setup_env.knowledge import gpus as catalogue
 
@@ -149,7 +147,7 @@ def fill(gpu: Gpu) -> Gpu:
         changes["gfx_arch"] = r.gfx
     if r.memory_bytes and not gpu.memory_bytes:
         changes["memory_bytes"] = r.memory_bytes
-    return dataclasses.replace(gpu, **changes) if changes else gpu  # type: ignore[arg-type]
+    return replace(gpu, **changes) if changes else gpu
 
 
 def resolve_facts(facts: Facts) -> Facts:
@@ -158,9 +156,9 @@ def resolve_facts(facts: Facts) -> Facts:
     if facts.nvidia is not None and facts.nvidia.gpus:
         new = tuple(fill(g) for g in facts.nvidia.gpus)
         if new != facts.nvidia.gpus:
-            out = dataclasses.replace(out, nvidia=dataclasses.replace(facts.nvidia, gpus=new))
+            out = replace(out, nvidia=replace(facts.nvidia, gpus=new))
     if facts.rocm is not None and facts.rocm.gpus:
         new = tuple(fill(g) for g in facts.rocm.gpus)
         if new != facts.rocm.gpus:
-            out = dataclasses.replace(out, rocm=dataclasses.replace(facts.rocm, gpus=new))
+            out = replace(out, rocm=replace(facts.rocm, gpus=new))
     return out

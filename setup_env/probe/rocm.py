@@ -16,8 +16,8 @@ run: they are Python programs that take seconds to start and add nothing the abo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from setup_env._record import MutableRecord, field, mutable_record
 from setup_env.facts import Gpu, Note, RocmInfo
 from setup_env.probe import pci
 from setup_env.probe.host import Host
@@ -25,8 +25,8 @@ from setup_env.probe.host import Host
 _GFX = re.compile(r"^gfx[0-9a-f]{3,5}$")
 
 
-@dataclass
-class RocmAgent:
+@mutable_record
+class RocmAgent(MutableRecord):
     """One agent rocminfo lists (a CPU or a GPU)."""
 
     name: str

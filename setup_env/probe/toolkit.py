@@ -15,8 +15,8 @@ Version of a folder, first that answers: ``version.json`` (CUDA 11.1+), ``versio
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from setup_env._record import MutableRecord, field, mutable_record, replace
 from setup_env.facts import CudaToolkit, Note
 from setup_env.probe.host import Host
 
@@ -87,8 +87,8 @@ def major_minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
-@dataclass
-class _Found:
+@mutable_record
+class _Found(MutableRecord):
     """A CUDA toolkit folder and how it was found."""
 
     path: str
@@ -267,6 +267,4 @@ def _wrapped_nvcc(host: Host, nvcc: str, toolkits: list[CudaToolkit]) -> CudaToo
 
 
 def _with(tk: CudaToolkit, **changes: object) -> CudaToolkit:
-    import dataclasses
-
-    return dataclasses.replace(tk, **changes)  # type: ignore[arg-type]
+    return replace(tk, **changes)

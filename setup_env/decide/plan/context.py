@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from dataclasses import replace
 from typing import TYPE_CHECKING, Optional
 
 from packaging.version import Version
 
-from setup_env._record import Record, record
+from setup_env._record import Record, record, replace
 from setup_env.facts import (
     Facts,
 )

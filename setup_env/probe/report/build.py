@@ -5,9 +5,9 @@ lacks."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Callable, Optional
 
+from setup_env._record import replace
 from setup_env.facts import (
     CudaToolkit,
     Facts,
@@ -100,7 +100,7 @@ def _build(
     names = {g.name for g in nv_gpus}
     all_cc = all(g.compute_capability for g in nv_gpus)
     for m in messages:
-        if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old"):
+        if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old", "gpu-too-new"):
             if m.gpu in names:
                 if not all_cc:
                     nv_gpus = [
@@ -205,11 +205,12 @@ def _build(
     )
     from setup_env.probe.report.infer import infer
 
-    planning, evidence, assumptions = infer(
+    missing = _missing(fields, facts)  # what the paste lacks, before anything is inferred
+    implied, planning, evidence, assumptions = infer(
         facts, fields, messages, cuda_available, xpu_available, paths or []
     )
     return Report(
-        facts=facts,
+        facts=implied,
         planning=planning,
         evidence=evidence,
         assumptions=assumptions,
@@ -219,7 +220,7 @@ def _build(
         debug_build=_bool(fields.get("Is debug build")),
         truncated=truncated,
         layout=layout,
-        missing=_missing(fields, facts),
+        missing=missing,
         warnings=messages,
         libraries=_pip_libraries(lib_lines),
     )

@@ -4,9 +4,9 @@ CPU, GPUs, cuDNN, packages, Intel GPUs); :mod:`.build` assembles them."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Optional
 
+from setup_env._record import replace
 from setup_env.facts import CpuInfo, Gpu, InstalledPackage, Note, OSInfo, PythonInfo
 from setup_env.knowledge.variant import CPU, XPU, Variant
 from setup_env.probe.report.model import SOURCE
@@ -63,7 +63,15 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
     sources: dict[str, str] = {}
     family = "other"
     low = os_line.lower()
-    if low.startswith("microsoft windows") or platform.startswith("Windows"):
+    wsl_said = re.search(r"\bwsl ?([12])?\b", low)
+    if wsl_said and not platform.startswith("Windows"):
+        # A hand-written "Windows 11 + WSL2 Ubuntu 24.04": the Python runs in WSL's Linux.
+        family = "linux"
+    elif (
+        low.startswith("microsoft windows")
+        or re.match(r"windows\b", low)
+        or platform.startswith("Windows")
+    ):
         family = "windows"
     elif low.startswith("macos") or low.startswith("mac osx") or platform.startswith("macOS"):
         family = "darwin"
@@ -84,6 +92,9 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
             ver = re.search(r"\b(\d+(?:\.\d+)*)\b", name)
             if ver:
                 kw["distro_version"] = ver.group(1)
+        if wsl_said:
+            kw["wsl"] = 2 if wsl_said.group(1) != "1" else 1
+            sources["wsl"] = f"{SOURCE}:OS"
         km = re.match(r"^Linux-(.+?)-(x86_64|aarch64|ppc64le|s390x|armv\w+)-with", platform)
         if km:
             kw["kernel"] = km.group(1)
@@ -395,6 +406,14 @@ def _packages(
     for pkg in found:
         if pkg.name == "torch":
             if pkg.version in seen_torch:
+                # pip lists a conda-installed torch too ("[pip3] torch==1.10.2" beside "[conda]
+                # pytorch 1.10.2 py3.7_cuda10.2_cudnn7.6.5_0"): the conda build string names the
+                # variant the bare pip version does not.
+                at = next(
+                    i for i, p in enumerate(out) if p.name == "torch" and p.version == pkg.version
+                )
+                if out[at].variant is None and pkg.variant is not None and not torch_version:
+                    out[at] = replace(out[at], variant=pkg.variant)
                 continue
             seen_torch.add(pkg.version)
             out.append(replace(pkg, shadowed=bool(torch_version)))

@@ -14,16 +14,18 @@ Three tiers, each fact recorded as :class:`Evidence` with its source:
    shows one. Each :class:`Assumption` names the other value, which ``decide.assume`` plans too, so
    the answer it would change is said.
 
-Pure: facts in, facts out. Read facts are never overwritten; ``Report.facts`` keeps what the
-paste says, and the facts returned here (``Report.planning``) are what diagnose plans from.
+Pure: facts in, facts out. Read facts are never overwritten: ``Report.facts`` holds what the
+paste says plus the OS and Python it implies (their sources say "inferred: ..."), and
+``Report.planning`` adds the GPUs and driver implied and every assumption: what diagnose plans
+from.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING, Literal, Optional
 
+from setup_env._record import replace
 from setup_env.facts import Facts, Gpu, Note, NvidiaInfo, RocmInfo, XpuInfo
 from setup_env.knowledge.variant import XPU
 from setup_env.probe.report.messages import TorchMessage
@@ -36,7 +38,7 @@ from setup_env.probe.report.model import SOURCE, WARNING_SOURCE, Assumption, Evi
 # Windows "...\\Python312\\Lib\\site-packages\\...".
 _POSIX_SITE = re.compile(r"/python(3\.\d{1,2})(t?)/site-packages/")
 _WIN_SITE = re.compile(r"\\Python3(\d{1,2})\\Lib\\site-packages\\", re.I)
-_WIN_PATH = re.compile(r"(?:^|[\s'\"(])[A-Za-z]:\\")
+_WIN_PATH = re.compile(r"(?:^|[\s'\"(`])[A-Za-z]:\\")
 _MAC_PATH = re.compile(r"(?:^|[\s'\"(])/(?:Users|Library|opt/homebrew)/")
 _LINUX_PATH = re.compile(r"(?:^|[\s'\"(])/(?:home|usr|opt|root|data|workspace|mnt|srv|scratch)/")
 # torch's messages that only a loaded NVIDIA driver prints (it answered, then refused).
@@ -58,10 +60,18 @@ def assumed(why: str) -> str:
 
 
 def windows_only_driver(version: Optional[str]) -> bool:
-    """A driver number NVIDIA only released for Windows: two parts from R470 on (``546.33``);
-    Linux drivers from R470 on have three (``470.57.02``, ``550.54.15``)."""
-    m = re.fullmatch(r"(\d{3})\.(\d{2})", (version or "").strip())
-    return bool(m) and int(m.group(1)) >= 470  # type: ignore[union-attr]
+    """A driver number NVIDIA only released for Windows. NVIDIA's Unix driver archive
+    (https://www.nvidia.com/en-us/drivers/unix/) has, from R400 on, only branches that are
+    multiples of five and R418 (410, 418, 430, 435, 440, 450 ... 570, 575, 580), and from R470 on
+    only three-part numbers (``470.57.02``, ``550.54.15``); so ``426.25`` (R426) and ``546.33``
+    (two parts) are Windows'."""
+    m = re.fullmatch(r"(\d{3})\.(\d{2,3})(\.\d{2,3})?", (version or "").strip())
+    if not m:
+        return False
+    major = int(m.group(1))
+    if major >= 400 and major % 5 != 0 and major != 418:
+        return True
+    return major >= 470 and m.group(3) is None
 
 
 def infer(
@@ -71,8 +81,9 @@ def infer(
     cuda_available: Optional[bool],
     xpu_available: Optional[bool],
     paths: list[str],
-) -> tuple[Facts, tuple[Evidence, ...], tuple[Assumption, ...]]:
-    """(the facts to plan from, the evidence for each, what was assumed)."""
+) -> tuple[Facts, Facts, tuple[Evidence, ...], tuple[Assumption, ...]]:
+    """(the facts the paste states or soundly implies, those plus what was assumed: the facts to
+    plan from, the evidence for each, what was assumed)."""
     ev: list[Evidence] = []
     out: list[Assumption] = []
     torch = facts.package("torch")
@@ -136,6 +147,9 @@ def infer(
                 )
                 ev.append(Evidence("python", version, inferred(why)))
                 break
+
+    # What the paste says plus what it soundly implies (no assumption): ``Report.facts``.
+    implied = replace(facts, os=os_info, python=python)
 
     # --- OS, when nothing settles it: Linux, the most common ----------------------------
     if os_info.family == "other" and (facts.gpus or torch is not None or messages):
@@ -373,7 +387,7 @@ def infer(
     planning = replace(
         facts, os=os_info, python=python, nvidia=nvidia, xpu=xpu, rocm=rocm, notes=tuple(notes)
     )
-    return planning, tuple(ev), tuple(out)
+    return implied, planning, tuple(ev), tuple(out)
 
 
 def _short(line: str) -> str:

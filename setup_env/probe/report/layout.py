@@ -254,8 +254,15 @@ def parse(text: str) -> Report:
     if python.grown():
         fields["Python version"] = python.value()
     messages = read_messages(" ".join(lines[:end]))
-    have_facts = "PyTorch version" in fields or bool(
-        {"OS", "Python version", "Python platform", "GPU models and configuration"} & fields.keys()
+    # A fragment of a report counts too: two of collect_env's lines without the ones named here
+    # ("Nvidia driver version:" and "cuDNN version:" alone, the rest of the paste cut away).
+    have_facts = (
+        "PyTorch version" in fields
+        or bool(
+            {"OS", "Python version", "Python platform", "GPU models and configuration"}
+            & fields.keys()
+        )
+        or len(fields) >= 2
     )
     if (
         not have_facts

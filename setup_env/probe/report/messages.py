@@ -4,10 +4,9 @@ into :class:`TorchMessage` values."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields, replace
 from typing import Iterator, Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, fields, record, replace
 
 
 @record
@@ -16,7 +15,8 @@ class TorchMessage(Record):
 
     ``kind``: "driver-too-old" (``cuda_driver``: the CUDA version the driver supports),
     "arch-not-compatible" (``gpu``, ``cc`` and ``arches``: the installed wheel's list),
-    "gpu-too-old" (``gpu``, ``cc``, ``min_cc``), "no-kernel-image", "device-count-error"
+    "gpu-too-old" (``gpu``, ``cc``, ``min_cc``), "gpu-too-new" (``gpu``, ``cc`` above the build's
+    ``max_cc``), "no-kernel-image", "device-count-error"
     (``error``: 803/804/999...), "mps-unavailable" (``min_macos`` when the message names one),
     "library-load" (``library``), "rocm-no-kernel", "no-driver" (torch's "Found no NVIDIA driver
     on your system").
@@ -27,6 +27,7 @@ class TorchMessage(Record):
     gpu: Optional[str] = None
     cc: Optional[str] = None  # "12.0"
     min_cc: Optional[str] = None
+    max_cc: Optional[str] = None
     arches: tuple[str, ...] = ()  # ("sm_50", "sm_60", ...)
     cuda_driver: Optional[str] = None  # "11.4"
     error: Optional[int] = None
@@ -50,7 +51,7 @@ _M_OLD_GPU = re.compile(
     r"(\d{1,2})\.(\d)\.?\s{0,8}(?:PyTorch no longer supports this GPU because it is too old\."
     r"\s{0,8}The minimum cuda capability (?:that we support|supported by this library) is "
     r"(\d{1,2}\.\d)|Minimum and Maximum cuda capability supported by this version of PyTorch "
-    r"is\s{0,4}\((\d{1,2}\.\d)\))"
+    r"is\s{0,8}\((\d{1,2}\.\d)\)(?:\s{0,4}-\s{0,4}\((\d{1,2}\.\d)\))?)"
 )
 _M_NO_KERNEL = re.compile(r"no kernel image is available for execution on the device")
 _M_COUNT = re.compile(
@@ -123,14 +124,21 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
             ),
         )
     for m in _M_OLD_GPU.finditer(text) if "Found GPU" in text else ():
+        # torch prints this one when the GPU is below the build's minimum or above its maximum
+        # ("Found GPU0 NVIDIA GB10 which is of cuda capability 12.1. Minimum and Maximum ... is
+        # (8.0) - (12.0)", its lines indented by four spaces): above is not "too old".
+        cc = (int(m.group(3)), int(m.group(4)))
+        top = m.group(7)
+        newer = top is not None and cc > tuple(int(x) for x in top.split("."))
         add(
             m.start(),
             TorchMessage(
-                "gpu-too-old",
+                "gpu-too-new" if newer else "gpu-too-old",
                 snip(m),
                 gpu=" ".join(m.group(2).split()),
                 cc=f"{m.group(3)}.{m.group(4)}",
                 min_cc=m.group(5) or m.group(6),
+                max_cc=top,
             ),
         )
     for m in _M_NO_KERNEL.finditer(text) if "no kernel image" in text else ():

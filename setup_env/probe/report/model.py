@@ -3,10 +3,9 @@ not one), and the sources of the facts read from it."""
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Optional
 
-from setup_env._record import Record, record
+from setup_env._record import Record, field, record
 from setup_env.facts import Facts
 from setup_env.probe.report.messages import TorchMessage
 
