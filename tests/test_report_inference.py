@@ -95,6 +95,9 @@ def test_cuda_available_is_never_a_cpu_build(capsys: pytest.CaptureFixture[str])
     [
         ("546.33", True),
         ("572.16", True),
+        ("426.25", True),
+        ("440.82", False),
+        ("470.57.02", False),
         ("550.54.15", False),
         ("460.39", False),
         ("418.67", False),
