@@ -44,6 +44,8 @@ _LINUX_PATH = re.compile(r"(?:^|[\s'\"(])/(?:home|usr|opt|root|data|workspace|mn
 # torch's messages that only a loaded NVIDIA driver prints (it answered, then refused).
 _NVIDIA_RAN = ("driver-too-old", "device-count-error", "no-kernel-image", "arch-not-compatible")
 UNKNOWN_NVIDIA = "NVIDIA GPU (model not in the report)"
+# An Intel GPU named in the text around a report: "Intel Arc A770", "Intel(R) Arc(TM) B580".
+_INTEL_NAMED = re.compile(r"\bIntel(?:\(R\))? Arc(?:\(TM\))? (?:Pro )?[AB]\d{3}[A-Z]?\b")
 UNKNOWN_AMD = "AMD GPU (model not in the report)"
 _CUDA_LIB = re.compile(r"cudnn|cublas|cudart|cusparse|nccl", re.I)
 UNKNOWN_INTEL = "Intel GPU (model not in the report)"
@@ -194,6 +196,14 @@ def infer(
         amd = Gpu(index=0, name=UNKNOWN_AMD, vendor="amd", source=inferred(why))
         rocm = replace(rocm or RocmInfo(), gpus=(amd,))
         ev.append(Evidence("gpus", UNKNOWN_AMD, inferred(why)))
+        has_gpu = True
+    named_intel = next((m for m in map(_INTEL_NAMED.search, paths) if m), None)
+    if not has_gpu and named_intel is not None:
+        name = " ".join(named_intel.group(0).split())
+        why = f"the text names it ({_short(named_intel.string)})"
+        gpu = Gpu(index=0, name=name, vendor="intel", source=inferred(why))
+        xpu = replace(xpu or XpuInfo(), gpus=(gpu,))
+        ev.append(Evidence("gpus", name, inferred(why)))
         has_gpu = True
     xpu_build = torch is not None and torch.variant == XPU
     if not has_gpu and ((xpu_build and xpu_available is not False) or xpu_available):

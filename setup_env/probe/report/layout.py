@@ -152,6 +152,9 @@ def parse(text: str) -> Report:
             continue
         if len(paths) < 8 and "site-packages" in stripped:
             paths.append(stripped[:400])
+        elif len(paths) < 8 and "Intel" in stripped and " Arc" in stripped and not section:
+            # Prose naming an Intel GPU ("... with my Intel Arc A770"): read by infer.
+            paths.append(stripped[:400])
         if (
             stripped.startswith("```")
             or stripped.startswith("~~~")
