@@ -241,3 +241,11 @@ def test_an_xpu_build_that_reports_xpu_unavailable() -> None:
         assert f.severity == "error" and says in (f.fix or "")
         working = report_findings(Report(facts=facts, xpu_available=True), ())
         assert "torch-xpu-unavailable" not in {f.code for f in working}
+
+
+def test_the_intel_driver_on_windows() -> None:
+    """Windows prints the display driver's version (WMI) with its date: `* 32.0.101.8826 (...)`."""
+    report = parse(_read("xpu-windows11-b580-torch2.13.txt"))
+    xpu = report.facts.xpu
+    assert xpu is not None and xpu.driver_version == "32.0.101.8826"
+    assert [g.name for g in xpu.gpus] == ["Intel(R) Arc(TM) B580 Graphics"]
