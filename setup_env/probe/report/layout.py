@@ -258,7 +258,8 @@ def parse(text: str) -> Report:
         fields["Python version"] = python.value()
     messages = read_messages(" ".join(lines[:end]))
     # A fragment of a report counts too: two of collect_env's lines without the ones named here
-    # ("Nvidia driver version:" and "cuDNN version:" alone, the rest of the paste cut away).
+    # ("Nvidia driver version:" and "cuDNN version:" alone, the rest of the paste cut away), or
+    # the Intel GPUs it detected.
     have_facts = (
         "PyTorch version" in fields
         or bool(
@@ -266,6 +267,7 @@ def parse(text: str) -> Report:
             & fields.keys()
         )
         or len(fields) >= 2
+        or any("_XpuDeviceProperties(" in x for x in xpu_lines)
     )
     if (
         not have_facts
