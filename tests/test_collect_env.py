@@ -12,7 +12,7 @@ import pytest
 
 from setup_env.facts import Facts
 from setup_env.knowledge.variant import Variant
-from setup_env.probe.report import CollectEnvError, parse
+from setup_env.probe.report import CollectEnvError, parse, read_messages
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
 REPORTS = sorted(FIXTURES.glob("*.txt"))
@@ -217,3 +217,38 @@ def test_first_of_two_pasted_reports_wins() -> None:
     facts = parse(a + "\n\n" + b).facts
     torch = facts.package("torch")
     assert torch is not None and torch.version == "2.0.1+cu117"
+
+
+def test_a_gpu_above_the_builds_maximum_is_not_too_old() -> None:
+    # DGX Spark (GB10, compute capability 12.1) on a build whose range ends at 12.0: torch's
+    # warning, its lines indented by four spaces as torch prints them (pytorch/pytorch#172629).
+    text = (FIXTURES / "warning-only-dgx-spark-gb10-cc12.1.txt").read_text(encoding="utf-8")
+    (msg,) = read_messages(" ".join(text.splitlines()))
+    assert (msg.kind, msg.gpu, msg.cc, msg.min_cc, msg.max_cc) == (
+        "gpu-too-new",
+        "NVIDIA GB10",
+        "12.1",
+        "8.0",
+        "12.0",
+    )
+    # The same message for a GPU below the range stays "too old".
+    older = text.replace("12.1.", "3.5.")
+    (msg,) = read_messages(" ".join(older.splitlines()))
+    assert (msg.kind, msg.cc, msg.min_cc) == ("gpu-too-old", "3.5", "8.0")
+
+
+def test_a_fragment_of_two_report_lines_is_read_not_refused() -> None:
+    # Only "Nvidia driver version:" and the cuDNN files survived the paste (NVIDIA/apex#1735).
+    report = parse((FIXTURES / "mid-report-driver535-cudnn-lines-only.txt").read_text("utf-8"))
+    assert report.facts.nvidia is not None
+    assert report.facts.nvidia.driver_version == "535.113.01"
+    assert {"torch", "os", "python", "gpus"} <= set(report.missing)
+
+
+def test_pip_and_conda_lines_for_one_torch_keep_the_conda_builds_variant() -> None:
+    # "[pip3] torch==1.10.2" beside "[conda] pytorch 1.10.2 py3.7_cuda10.2_cudnn7.6.5_0"
+    # (pytorch/pytorch#72957): one install, a CUDA 10.2 build.
+    text = (FIXTURES / "tail-only-conda-torch1.10.2-cu102-libraries.txt").read_text("utf-8")
+    torch = parse(text).facts.package("torch")
+    assert torch is not None
+    assert (torch.version, str(torch.variant)) == ("1.10.2", "cu102")

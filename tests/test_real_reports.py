@@ -73,12 +73,40 @@ def test_the_collection() -> None:
     ):
         assert sum(platform in k for k in kinds) >= at_least, platform
     assert sum("too-old" in k for k in kinds) >= 3
+    # Issue 18's mix: Intel XPU on Linux and Windows, machines whose driver is missing, DGX Spark,
+    # RTX 50 on Windows, ROCm on WSL 2, and reports cut before the GPU list or the Python line.
+    for tag, at_least in (
+        ("intel-xpu", 6),
+        ("driver-missing", 4),
+        ("dgx-spark", 1),
+        ("cut-before", 7),
+    ):
+        assert sum(tag in k for k in kinds) >= at_least, tag
+    assert any("intel-xpu windows" in k for k in kinds)
+    assert any("windows rtx50" in k for k in kinds)
+    assert sum("amd" in k and "windows-wsl" in k for k in kinds) >= 2
     for name in EXPECTED:
         source = (FIXTURES / (name + ".source")).read_text(encoding="utf-8")
         assert source.startswith("SOURCE: https://github.com/")
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+def _cases() -> list[Any]:
+    """Every report; one whose expectation the tool does not meet yet, because the work that
+    will make it is still open, carries ``"_pending": "<issue and item>"`` in EXPECTED.json and
+    runs as a strict xfail naming that work: it fails as soon as the tool gets the report right,
+    and then the marker must go. The expectation itself is never bent to the tool."""
+    return [
+        pytest.param(
+            name,
+            marks=pytest.mark.xfail(strict=True, reason=f"pending: {EXPECTED[name]['_pending']}"),
+        )
+        if "_pending" in EXPECTED[name]
+        else name
+        for name in sorted(EXPECTED)
+    ]
+
+
+@pytest.mark.parametrize("name", _cases())
 def test_real_report(capsys: pytest.CaptureFixture[str], name: str) -> None:
     want = EXPECTED[name]
     code, body = diagnose(capsys, name)
@@ -119,6 +147,8 @@ def test_real_report(capsys: pytest.CaptureFixture[str], name: str) -> None:
             want["route"]["torch"],
             want["route"]["variant"],
         )
+    if "assumed" in want:
+        assert sorted(a["fact"] for a in body["assumptions"]) == sorted(want["assumed"])
     # Every finding from a message in the paste says where it came from.
     for f in body["findings"]:
         for ev in f["evidence"]:

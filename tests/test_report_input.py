@@ -112,3 +112,17 @@ def test_hand_edited_keys_read_like_the_original() -> None:
     assert a.facts.package("torch") == b.facts.package("torch")
     assert a.facts.os == b.facts.os
     assert a.facts.nvidia == b.facts.nvidia
+
+
+def test_a_ci_logs_timestamps_are_not_part_of_the_report() -> None:
+    # A report printed in a GitHub Actions log, each line behind its timestamp (the form of
+    # intel/torch-xpu-ops#3699): the same facts as the report pasted plain.
+    plain = (FIXTURES / "linux-h100-cu130-driver570.txt").read_text(encoding="utf-8")
+    logged = "\n".join(
+        f"2026-05-16T15:56:05.{8600560 + i}Z {line}" for i, line in enumerate(plain.splitlines())
+    )
+    assert parse(logged).facts == parse(plain).facts
+    # A line that only starts like a date keeps its text.
+    assert parse("PyTorch version: 2.9.0\n2026-05-16 was a Saturday\n").fields == {
+        "PyTorch version": "2.9.0"
+    }

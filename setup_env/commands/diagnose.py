@@ -14,12 +14,18 @@ from typing import TYPE_CHECKING, Optional
 from setup_env.exitcodes import ExitCode
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from setup_env.decide.assume import Assumed
     from setup_env.decide.causes import Keep, Route
     from setup_env.decide.model import Finding, Plan
     from setup_env.output.render import Style
     from setup_env.probe.report import Report
 
-MAX_BYTES = 4_000_000  # a collect_env report is a few KiB; a whole issue thread is still small
+# A collect_env report is a few KiB and a whole issue thread still small; the cap keeps a 4 MB
+# paste (issue 18: read in under 2 s, whatever its shape) with room for it as UTF-16, which
+# PowerShell's ">" writes (two bytes a character).
+MAX_BYTES = 8 * 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +55,7 @@ def _read(path: str) -> str:
     except bounded.ReadFailed as exc:
         if exc.kind == "too-large":
             raise ValueError(
-                f"input is larger than {MAX_BYTES // 1_000_000} MB; paste only the report"
+                f"input is larger than {MAX_BYTES // 2**20} MiB; paste only the report"
             ) from None
         if exc.kind == "missing" and exc.detail == "no such file":
             raise ValueError("No such file or directory") from None  # the words open() used
@@ -115,6 +121,37 @@ def report_findings(report: Report, findings: tuple[Finding, ...]) -> list[Findi
                 ),
             )
         )
+    if (
+        report.xpu_available is False
+        and torch is not None
+        and torch.variant is not None
+        and str(torch.variant) == "xpu"
+    ):
+        explained = [f.code for f in findings if f.severity == "error"]
+        windows = facts.os.family == "windows"
+        out.append(
+            Finding(
+                "torch-xpu-unavailable",
+                "error",
+                f"torch {torch.version} is an XPU build, yet it reported XPU as unavailable",
+                evidence=(
+                    f"torch {torch.version} ({torch.source or 'the report'})",
+                    "Is XPU available: False [collect_env:Is XPU available]",
+                ),
+                fix=(
+                    "see " + ", ".join(explained)
+                    if explained
+                    else (
+                        "install Intel's Arc & Iris Xe graphics driver (intel.com), then reopen "
+                        "the terminal"
+                        if windows
+                        else "install Intel's GPU compute runtime (intel-opencl-icd, libze1 / "
+                        "level-zero: dgpu-docs.intel.com) and let the user open the GPU "
+                        "(`sudo usermod -aG render $USER`, then log in again)"
+                    )
+                ),
+            )
+        )
     if report.truncated:
         out.append(
             Finding(
@@ -138,7 +175,11 @@ def _describe(report: Report) -> list[str]:
         lines.append("torch      not in the report")
     else:
         lines.append("torch      not installed")
+    used = report.planning or f
     os_text = f.os.distro_name or (f.os.family if f.os.family != "other" else "not in the report")
+    if f.os.family == "other" and used.os.family != "other":
+        # Not in the paste: what it implies (inferred) or what was assumed, with why.
+        os_text = f"{used.os.family} ({used.os.sources.get('family', 'inferred')})"
     if f.os.macos_version:
         os_text = f"macOS {f.os.macos_version}"
     if f.os.wsl:
@@ -146,6 +187,9 @@ def _describe(report: Report) -> list[str]:
     lines.append(f"OS         {os_text}" + (f", glibc {f.os.glibc}" if f.os.glibc else ""))
     if f.python.version:
         lines.append(f"Python     {f.python.version} {f.python.machine}".rstrip())
+    elif used.python.version:
+        why = used.python.sources.get("version", "inferred")
+        lines.append(f"Python     {used.python.version} ({why})")
     gpus = f.gpus
     if gpus:
         names: dict[str, int] = {}
@@ -157,8 +201,12 @@ def _describe(report: Report) -> list[str]:
         lines.append(f"driver     NVIDIA {f.nvidia.driver_version}")
     if f.rocm and f.rocm.version:
         lines.append(f"ROCm       HIP {f.rocm.version}")
+    if f.xpu and f.xpu.driver_version:
+        lines.append(f"driver     Intel {f.xpu.driver_version}")
     if report.cuda_available is not None:
         lines.append(f"CUDA usable by torch: {'yes' if report.cuda_available else 'no'}")
+    if report.xpu_available is not None:
+        lines.append(f"XPU usable by torch: {'yes' if report.xpu_available else 'no'}")
     return lines
 
 
@@ -170,12 +218,24 @@ def render_text(
     verbose: int = 0,
     road: Optional[Route] = None,
     keep: Optional[Keep] = None,
+    assumed: Sequence[Assumed] = (),
 ) -> str:
     from setup_env.decide.summary import headline
     from setup_env.output.render_check import render_findings
 
     out = [style("The report says:", "bold")]
     out += ["  " + line for line in _describe(report)]
+    inferred = [
+        e
+        for e in report.evidence
+        if e.source.startswith("inferred:") and e.fact not in ("os", "python")
+    ]
+    for e in inferred:
+        out.append(
+            "  "
+            + f"{e.fact:<10} {e.value} "
+            + style(f"({e.source.split(':', 1)[1].strip()})", "dim")
+        )
     if report.missing:
         out.append("  " + style("not in the report: " + missing_text(report), "dim"))
     out.append("")
@@ -212,6 +272,22 @@ def render_text(
         out.append(f"  {style('$ ' + plan.command, 'bold')}")
         for reason in plan.reasons[: 3 if verbose else 1]:
             out.append(f"  {style(reason, 'dim')}")
+        if "driver-absent" in plan.warning_codes:
+            out.append(
+                "  "
+                + style(
+                    "depends on the NVIDIA driver"
+                    + (f" (>= {plan.min_driver})" if plan.min_driver else "")
+                    + ": install or load it first (see driver-missing)",
+                    "bold",
+                )
+            )
+    if assumed:
+        out.append("")
+        out.append(style("Assumed", "bold") + " (the report does not say):")
+        for a in assumed:
+            out.append(f"  - {a.value}: {style(a.why, 'dim')}")
+            out.append(f"    if {a.alternative}: " + ("the same answer" if a.same else a.changes))
     if road is not None:
         out.append("")
         out.append(style(f"The route to torch {road.torch}+{road.variant}:", "bold"))
@@ -242,18 +318,38 @@ def run(args: argparse.Namespace) -> int:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         name = "stdin" if args.file == "-" else args.file
         return render.fail("diagnose", "bad-input", f"{name}: {reason}", ExitCode.USAGE, args.json)
+    facts = report.planning or report.facts
+    # The planning facts fill what the paste lacks by inference or a stated assumption
+    # (probe/report/infer.py); a plan is refused only where even that leaves the OS unknown.
     lacking = [m for m in report.missing if m in _PLAN_NEEDS]
+    unsettled = facts.os.family == "other" or not facts.python.version
+    torch_pkg = facts.package("torch")
+    # An unknown torch build (a source build that names no CUDA, ROCm or XPU toolchain) whose
+    # report predates collect_env's Intel GPU lines: an Intel GPU is as likely as none.
+    intel_open = (
+        "gpus" in report.missing
+        and not facts.gpus
+        and torch_pkg is not None
+        and torch_pkg.variant is None
+    )
     plan_error: Optional[str]
-    if lacking:
+    if intel_open:
+        plan, plan_error = (
+            None,
+            f"torch {torch_pkg.version} is a build collect_env cannot name (no CUDA, ROCm or "  # type: ignore[union-attr]
+            "XPU toolchain line), and this report has no Intel GPU lines: `Is XPU available:` "
+            "or `Intel GPU models detected:` would decide between the xpu and the CPU build",
+        )
+    elif unsettled:
         plan, plan_error = (
             None,
             "the report lacks "
             + ", ".join(_MISSING_WORDS[m] for m in lacking)
-            + ": paste the whole output of `python -m torch.utils.collect_env` for an install "
-            "command",
+            + " and nothing in it settles them: its `OS:` line (or a site-packages path) and "
+            "its `PyTorch version:` line would decide the install command",
         )
     else:
-        plan, plan_error = safe_plan(report.facts)
+        plan, plan_error = safe_plan(facts)
     if plan is not None and causes.is_jetson(report.facts) and not _jetson_plan(plan):
         # PyPI's and download.pytorch.org's aarch64 wheels do not drive a Jetson's GPU.
         plan, plan_error = (
@@ -262,18 +358,18 @@ def run(args: argparse.Namespace) -> int:
             "download.pytorch.org (see jetson-desktop-wheel)",
         )
     matrix = in_use()
-    findings = examine(report.facts, plan, matrix)
+    findings = examine(facts, plan, matrix)
     if "torch" in report.missing:
         # No "PyTorch version" line in the paste is not "torch is not installed".
         findings = tuple(f for f in findings if f.code != "torch-not-installed")
     findings = causes.rank(
         findings
         + tuple(report_findings(report, findings))
-        + tuple(causes.library_findings(report.facts, report.libraries))
+        + tuple(causes.library_findings(facts, report.libraries))
     )
-    road = causes.route(report.facts, plan, matrix) if not lacking else None
+    road = causes.route(facts, plan, matrix) if not (unsettled or intel_open) else None
     keep = causes.keep_installed(
-        report.facts,
+        facts,
         plan,
         findings,
         {
@@ -288,6 +384,34 @@ def run(args: argparse.Namespace) -> int:
             + (f" (the plan's {keep.replaced})" if keep.replaced else "")
         )
         plan = None
+    from setup_env.decide.assume import alternatives
+
+    assumed = (
+        alternatives(facts, report.assumptions, plan, matrix, lambda f: safe_plan(f)[0])
+        if plan is not None or keep is not None
+        else ()
+    )
+    # No sound answer: the OS the wheel is for is only assumed (nothing in the paste names it), or
+    # nothing says whether there is a GPU at all. The plan for the assumed values and the other
+    # answer are said, with the line that would decide; no install command is offered.
+    open_os = next((a for a in assumed if a.fact == "os"), None)
+    open_gpu = next((a for a in assumed if a.fact == "gpus" and a.value == "no GPU"), None)
+    if plan is not None and plan.command and (open_os or open_gpu):
+        from setup_env.decide.assume import answer
+
+        line = (
+            "its `OS:` line (or `Python platform:`)"
+            if open_os
+            else "its `GPU models and configuration:` line"
+        )
+        what = open_os or open_gpu
+        plan_error = (
+            f"the report does not settle {'the OS' if open_os else 'whether there is a GPU'}: "
+            f"{line} would decide. As assumed ({what.value}): {answer(plan)}; "  # type: ignore[union-attr]
+            f"if {what.alternative}: {what.changes}"  # type: ignore[union-attr]
+        )
+        plan, road = None, None
+        unsettled = True
     code = ExitCode.CHECK_FAILED if any(f.severity == "error" for f in findings) else ExitCode.OK
     if args.json:
         payload = {
@@ -302,10 +426,30 @@ def run(args: argparse.Namespace) -> int:
                 "messages": [{"kind": m.kind, "text": m.text} for m in report.warnings],
             },
             "facts": report.facts,
+            "evidence": [
+                {"fact": e.fact, "value": e.value, "source": e.source} for e in report.evidence
+            ],
+            "assumptions": [
+                {
+                    "fact": a.fact,
+                    "value": a.value,
+                    "why": a.why,
+                    "if_wrong": a.alternative,
+                    "answer_if_wrong": a.changes,
+                    "changes_answer": not a.same,
+                }
+                for a in assumed
+            ],
             "counts": counts(findings),
             "findings": [finding_json(f) for f in findings],
             "plan": plan_json(plan),
             "plan_error": plan_error,
+            # What the plan needs before it works: the NVIDIA driver it waits for.
+            "plan_depends_on": (
+                [f"nvidia-driver>={plan.min_driver}" if plan.min_driver else "nvidia-driver"]
+                if plan is not None and "driver-absent" in plan.warning_codes
+                else []
+            ),
             "keep": None
             if keep is None
             else {
@@ -329,7 +473,11 @@ def run(args: argparse.Namespace) -> int:
         print(render.dumps(render.envelope("diagnose", payload)))
         return int(code)
     style = render.Style(render.use_color(sys.stdout, args.color))
-    print(render_text(report, findings, plan, style, args.verbose, road, keep))
-    if plan_error and (args.verbose or lacking) and not (keep is not None and keep.planned):
+    print(render_text(report, findings, plan, style, args.verbose, road, keep, assumed))
+    if (
+        plan_error
+        and (args.verbose or unsettled or intel_open)
+        and not (keep is not None and keep.planned)
+    ):
         print(style(f"(no install plan: {plan_error})", "dim"))
     return int(code)

@@ -54,9 +54,11 @@ _DEVICE_COUNT_ERRORS: dict[int, tuple[str, str]] = {
 CAUSES: tuple[str, ...] = (
     "gpu-too-old",
     "jetson-desktop-wheel",
+    "driver-missing",
     "cuda-newer-than-driver",
     "cpu-build-on-gpu",
     "cuda-build-on-amd",
+    "cuda-build-on-intel",
     "rocm-build-on-nvidia",
     "gpu-arch-not-in-wheel",
     "rocm-gfx-not-in-wheel",
@@ -71,7 +73,13 @@ CAUSES: tuple[str, ...] = (
 )
 # These are what the user sees, explained by a cause above when one is found.
 SYMPTOMS: frozenset[str] = frozenset(
-    {"torch-cuda-unavailable", "no-kernel-image", "mps-unavailable", "report-truncated"}
+    {
+        "torch-cuda-unavailable",
+        "torch-xpu-unavailable",
+        "no-kernel-image",
+        "mps-unavailable",
+        "report-truncated",
+    }
 )
 
 _SEVERITY = {"error": 0, "warning": 1, "info": 2}
@@ -157,6 +165,9 @@ def apply(
     doctor's of the same code), ranked by :func:`rank`."""
     extra = findings(facts, plan, matrix, existing)
     replaced = {f.code for f in extra}
+    if "driver-missing" in replaced:
+        # Not "nothing to do, torch runs on the CPU": the driver is the cause to fix.
+        replaced |= {"toolkit-without-driver"}
     if is_jetson(facts):
         # A Jetson's driver comes with its L4T release: no nvidia-smi is no missing driver.
         replaced |= {"toolkit-without-driver", "gpu-without-driver"}
@@ -367,6 +378,26 @@ def findings(
             )
             break
 
+    # 8. GPU intent without a driver (a report's "no-nvidia-driver" note: torch's "Found no NVIDIA
+    #    driver", or an empty driver line beside a CUDA build from PyTorch's index, a toolkit, a
+    #    GPU named in a warning): the driver is missing or not loaded.
+    note = next((n for n in facts.notes if n.code == "no-nvidia-driver"), None)
+    if note is not None and "driver-missing" not in codes:
+        codes.add("driver-missing")
+        need = plan.min_driver if plan is not None and _plans_cuda(plan) else None
+        fix, command = _driver_install(facts, need)
+        out.append(
+            Finding(
+                "driver-missing",
+                "error",
+                "the NVIDIA driver is missing or not loaded: torch cannot reach the GPU",
+                evidence=tuple(note.message.split("; ")),
+                fix=fix,
+                command=command,
+                details={"min_driver": need or ""},
+            )
+        )
+
     # 7. MPS unavailable: which of macOS or the interpreter is the cause.
     for m in messages:
         if m.kind == "mps-unavailable" and "mps-unavailable" not in codes:
@@ -387,6 +418,37 @@ def findings(
                 )
             )
     return out
+
+
+def _driver_install(facts: Facts, need: Optional[str]) -> tuple[str, Optional[str]]:
+    """How to install or load the NVIDIA driver on this OS: (fix in words, command or None)."""
+    at_least = f" (>= {need} for the planned build)" if need else ""
+    if facts.os.wsl and facts.os.wsl >= 2:
+        return (
+            "install the NVIDIA driver on the Windows host" + at_least + ", not inside WSL2 "
+            "(WSL2 reaches it through /usr/lib/wsl/lib); then `wsl --shutdown` and reopen",
+            None,
+        )
+    if facts.os.family == "windows":
+        return (
+            "install the NVIDIA driver" + at_least + " from https://www.nvidia.com/Download/"
+            "index.aspx (or the NVIDIA App), then reopen the terminal",
+            None,
+        )
+    distro = facts.os.distro_id or ""
+    if distro in ("ubuntu", "debian"):
+        fix = (
+            "install the driver" + at_least + " (`sudo ubuntu-drivers install` on Ubuntu, the "
+            "nvidia-driver package on Debian); if it is installed, load it: `sudo modprobe "
+            "nvidia` (`dmesg` says whether Secure Boot refused the module), or reboot"
+        )
+        return fix, "sudo ubuntu-drivers install" if distro == "ubuntu" else None
+    return (
+        "install the distribution's NVIDIA driver package" + at_least + "; if it is installed, "
+        "load it: `sudo modprobe nvidia` (`dmesg` says whether Secure Boot refused the module), "
+        "or reboot",
+        "sudo modprobe nvidia",
+    )
 
 
 def _old_gpu_fix(cc: Optional[str], facts: Facts, matrix: Optional[Matrix]) -> str:
@@ -507,8 +569,12 @@ def route(facts: Facts, plan: Any, matrix: Optional[Matrix]) -> Optional[Route]:
         g for g in (facts.nvidia.gpus if facts.nvidia else ()) if g.compute_capability
     ]
     driver = facts.nvidia.driver_version if facts.nvidia is not None else None
-    if gpus:
-        cc = min((g.compute_capability or "" for g in gpus), key=_vt)
+    unknown = [g for g in (facts.nvidia.gpus if facts.nvidia else ()) if not g.compute_capability]
+    newest_cc = _newest_arch(facts, matrix) if unknown and not gpus else None
+    if gpus or newest_cc:
+        # A GPU of unknown model (a report that names none) is routed as one the newest build
+        # carries kernels for: the answer an assumption states (probe/report/infer.py).
+        cc = min((g.compute_capability or "" for g in gpus), key=_vt) if gpus else newest_cc or ""
         got = newest_with_arch(cc, facts, matrix, driver)
         if got is None:
             return None
@@ -518,7 +584,14 @@ def route(facts: Facts, plan: Any, matrix: Optional[Matrix]) -> Optional[Route]:
             steps.append(Step("python", f"Python >= {_lowest_python(rel)}"))
         if floor and (not driver or _vt(driver) < _vt(floor)):
             steps.append(Step("driver", f"NVIDIA driver >= {floor}"))
-        steps.append(Step("torch", f"torch {version}+{variant}: the newest build with {_sm(cc)}"))
+        steps.append(
+            Step(
+                "torch",
+                f"torch {version}+{variant}: the newest build with {_sm(cc)}"
+                if gpus
+                else f"torch {version}+{variant}: the newest CUDA build",
+            )
+        )
         return Route(tuple(steps), version, variant) if len(steps) > 1 else None
     plat = wheel_platform(facts)
     for rel in reversed(matrix.releases):
@@ -527,6 +600,25 @@ def route(facts: Facts, plan: Any, matrix: Optional[Matrix]) -> Optional[Route]:
                 steps.append(Step("python", f"Python >= {_lowest_python(rel)}"))
             steps.append(Step("torch", f"torch {rel.version} (CPU): the newest for {plat}"))
             return Route(tuple(steps), str(rel.version), CPU) if len(steps) > 1 else None
+    return None
+
+
+def _newest_arch(facts: Facts, matrix: Matrix) -> Optional[str]:
+    """The newest native architecture ("12.0") of the newest release's default CUDA build."""
+    from setup_env.decide.model import wheel_platform
+
+    plat = wheel_platform(facts)
+    for rel in reversed(matrix.releases):
+        pv = rel.pypi_variant.get(plat)
+        variants = [pv.variant] if pv is not None else []
+        variants += [v for v in rel.index_variants(plat) if v.is_cuda]
+        for variant in variants:
+            b = matrix.build(variant, rel.version, plat) if variant.is_cuda else None
+            if b is not None:
+                native = [a for a in b.arches if a.sass and not a.suffix]
+                if native:
+                    top = max(native, key=lambda a: (a.major, a.minor))
+                    return f"{top.major}.{top.minor}"
     return None
 
 

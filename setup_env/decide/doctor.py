@@ -90,6 +90,7 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
     torch = facts.package("torch")
     nv = _nvidia_gpus(facts)
     amd = facts.rocm.gpus if facts.rocm is not None else ()
+    intel = facts.xpu.gpus if facts.xpu is not None else ()
     plan_variant = plan.variant if plan is not None else None
 
     if torch is None:
@@ -108,8 +109,8 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
         )
 
     # A CPU-only build on a machine with a GPU it could use.
-    if torch is not None and torch.variant == CPU and (nv or amd):
-        gpu_names = ", ".join(sorted({g.name for g in (*nv, *amd)}))
+    if torch is not None and torch.variant == CPU and (nv or amd or intel):
+        gpu_names = ", ".join(sorted({g.name for g in (*nv, *amd, *intel)}))
         command = (
             install_command(plan, reinstall=True)
             if plan_variant is not None and not plan_variant.is_cpu
@@ -147,6 +148,22 @@ def examine(facts: Facts, plan: Optional[Plan], matrix: Optional[Matrix]) -> tup
                 fix="install a ROCm build of torch",
                 command=install_command(plan, reinstall=True)
                 if plan_variant is not None and plan_variant.is_rocm
+                else None,
+            )
+        )
+    if torch is not None and _cuda_of(torch) and intel and not nv and not amd:
+        out.append(
+            Finding(
+                "cuda-build-on-intel",
+                "error",
+                f"torch {torch.version} is built for NVIDIA CUDA, but the GPU is Intel's",
+                evidence=(
+                    f"torch CUDA {_cuda_of(torch)}",
+                    "GPU: " + ", ".join(sorted({g.name for g in intel})),
+                ),
+                fix="install the XPU build of torch",
+                command=install_command(plan, reinstall=True)
+                if plan_variant is not None and str(plan_variant) == "xpu"
                 else None,
             )
         )

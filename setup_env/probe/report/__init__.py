@@ -25,7 +25,9 @@ files (not the cuDNN torch loads).
 Modules: ``normalise`` (the bytes' encoding, control characters, quoting), ``layout`` (the line
 reader: collect_env's and vLLM's layouts, :func:`parse`), ``messages`` (torch's own messages),
 ``fields`` (the field mapping into facts), ``build`` (the facts and the :class:`Report`),
-``model`` (:class:`Report`, :class:`CollectEnvError`).
+``infer`` (what the report implies, and what it leaves open assumed and said: the facts diagnose
+plans from, ``Report.planning``, each with its :class:`Evidence`), ``model`` (:class:`Report`,
+:class:`CollectEnvError`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ lacks."""
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Callable, Optional
 
 from setup_env._record import replace
 from setup_env.facts import (
@@ -21,6 +21,7 @@ from setup_env.facts import (
 )
 from setup_env.knowledge.variant import XPU
 from setup_env.probe.report.fields import (
+    MAX_GPUS,
     _bool,
     _cpu_info,
     _cudnn_version,
@@ -49,6 +50,9 @@ def _build(
     messages: tuple[TorchMessage, ...] = (),
     xpu_lines: Optional[list[str]] = None,
     env: Optional[dict[str, str]] = None,
+    onboard_lines: Optional[list[str]] = None,
+    intel_driver_lines: Optional[list[str]] = None,
+    paths: Optional[list[str]] = None,
 ) -> Report:
     notes: list[Note] = []
     os_info = _os_info(fields, notes)
@@ -71,24 +75,40 @@ def _build(
         # An x86_64 interpreter on Apple Silicon can only be running under Rosetta 2.
         python = replace(python, rosetta=True, sources={**python.sources, "rosetta": SOURCE})
     rocm_build = _value(fields.get("ROCM used to build PyTorch"))
+    if rocm_build and not re.match(r"^\d", rocm_build):
+        rocm_build = None  # "N/" cut mid-line is no ROCm version
     hip_runtime = _value(fields.get("HIP runtime version"))
     nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
-    from setup_env.probe.resolve import fill
-
+    if len(nv_gpus) + len(amd_gpus) >= MAX_GPUS:
+        notes.append(
+            Note(
+                "collect-env-gpus-capped",
+                f"the GPU list is longer than a machine's: its first {MAX_GPUS} GPUs are read",
+                f"{SOURCE}:GPU models and configuration",
+                "info",
+            )
+        )
     # What the catalogues know (one resolve step): NVIDIA compute capability, AMD gfx id.
+    fill = _filler()
     nv_gpus = [fill(g) for g in nv_gpus]
     amd_gpus = [fill(g) for g in amd_gpus]
     driver = _value(fields.get("Nvidia driver version"))
     # torch's messages: the driver's CUDA version, GPUs the GPU list did not show.
     cuda_driver = next((m.cuda_driver for m in messages if m.cuda_driver), None)
+    # The names seen so far, and whether every GPU has a compute capability: a set and a flag,
+    # so that thousands of messages naming GPUs are read in linear time (issue 18).
+    names = {g.name for g in nv_gpus}
+    all_cc = all(g.compute_capability for g in nv_gpus)
     for m in messages:
-        if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old"):
-            known = [g for g in nv_gpus if g.name == m.gpu]
-            if known:
-                nv_gpus = [
-                    replace(g, compute_capability=g.compute_capability or m.cc) for g in nv_gpus
-                ]
-            else:
+        if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old", "gpu-too-new"):
+            if m.gpu in names:
+                if not all_cc:
+                    nv_gpus = [
+                        replace(g, compute_capability=g.compute_capability or m.cc) for g in nv_gpus
+                    ]
+                    all_cc = True
+            elif len(nv_gpus) < MAX_GPUS:
+                names.add(m.gpu)
                 nv_gpus.append(
                     Gpu(
                         index=len(nv_gpus),
@@ -123,12 +143,7 @@ def _build(
             sources={"version": f"{SOURCE}:HIP runtime version"} if hip_runtime else {},
         )
     xpu_available = _bool(fields.get("Is XPU available"))
-    xpu_gpus = _xpu_gpus(xpu_lines or [])
-    xpu = (
-        XpuInfo(gpus=xpu_gpus, sources={"gpus": f"{SOURCE}:Intel GPU models detected"})
-        if xpu_available or xpu_gpus
-        else None
-    )
+    xpu = _xpu_info(xpu_available, xpu_lines or [], onboard_lines or [], intel_driver_lines or [])
     toolkits: tuple[CudaToolkit, ...] = ()
     nvcc = _value(fields.get("CUDA runtime version"))
     full = _version_prefix(nvcc)
@@ -188,18 +203,76 @@ def _build(
         environment=dict(env or {}),
         notes=tuple(notes),
     )
+    from setup_env.probe.report.infer import infer
+
+    missing = _missing(fields, facts)  # what the paste lacks, before anything is inferred
+    implied, planning, evidence, assumptions = infer(
+        facts, fields, messages, cuda_available, xpu_available, paths or []
+    )
     return Report(
-        facts=facts,
+        facts=implied,
+        planning=planning,
+        evidence=evidence,
+        assumptions=assumptions,
         fields=dict(fields),
         cuda_available=cuda_available,
         xpu_available=xpu_available,
         debug_build=_bool(fields.get("Is debug build")),
         truncated=truncated,
         layout=layout,
-        missing=_missing(fields, facts),
+        missing=missing,
         warnings=messages,
         libraries=_pip_libraries(lib_lines),
     )
+
+
+def _xpu_info(
+    available: Optional[bool],
+    detected: list[str],
+    onboard: list[str],
+    driver_lines: list[str],
+) -> Optional[XpuInfo]:
+    """Intel GPUs: torch's own list ("Intel GPU models detected"), else the system's ("Intel GPU
+    models onboard": ``xpu-smi`` on Linux, WMI on Windows, a ``* name`` list); the driver from
+    "Intel GPU driver version" (Windows: ``* [name: ]32.0.101.6078 (date)``; Linux: the packages,
+    ``* intel-opencl-icd: 25.44.36015.8-0``, the compute runtime)."""
+    gpus = _xpu_gpus(detected)
+    sources: dict[str, str] = {}
+    names = _star_items(onboard)
+    if gpus and len(gpus) >= len(names):
+        sources["gpus"] = f"{SOURCE}:Intel GPU models detected"
+    else:
+        # torch's list absent, or shorter than the system's (a paste cut inside it): the
+        # system's list of the machine's Intel GPUs.
+        gpus = tuple(
+            Gpu(index=i, name=n, vendor="intel", source=f"{SOURCE}:Intel GPU models onboard")
+            for i, n in enumerate(names)
+        )
+        if gpus:
+            sources["gpus"] = f"{SOURCE}:Intel GPU models onboard"
+    driver: Optional[str] = None
+    for item in _star_items(driver_lines):
+        wm = re.search(r"\b(\d{2,3}\.\d+\.\d{3,5}\.\d{3,6})\b", item)
+        if wm:  # Windows: the display driver's version
+            driver = wm.group(1)
+            break
+        lm = re.match(r"^intel-opencl-icd\s*:\s*(\d[\w.~+-]{0,40})", item)
+        if lm:
+            driver = lm.group(1)
+    if driver:
+        sources["driver_version"] = f"{SOURCE}:Intel GPU driver version"
+    if not (available or gpus or driver):
+        return None
+    return XpuInfo(gpus=gpus, driver_version=driver, sources=sources)
+
+
+def _star_items(lines: list[str]) -> list[str]:
+    """The values of a ``* item`` list ("N/A" and error text are not items)."""
+    out: list[str] = []
+    for line in lines:
+        if line.startswith("* ") and _value(line[2:]) is not None:
+            out.append(line[2:].strip()[:160])
+    return out
 
 
 def _jetson_info(
@@ -212,7 +285,11 @@ def _jetson_info(
     """A Jetson, when the report shows one: the L4T kernel ("5.10.120-tegra"), NVIDIA's Jetson
     torch build ("+nv23.02"), or the iGPU's name; with the toolkit's CUDA (JetPack's own), which
     narrows the JetPack."""
-    embedded = [g for g in nv_gpus if _segment(g.name) == "embedded"]
+    segments: dict[str, Optional[str]] = {}  # one look-up per distinct name (long reports)
+    for g in nv_gpus:
+        if g.name not in segments:
+            segments[g.name] = _segment(g.name)
+    embedded = [g for g in nv_gpus if segments[g.name] == "embedded"]
     if not any(n.code == "jetson" for n in notes) and not embedded:
         return None
     sources: dict[str, str] = {}
@@ -228,6 +305,24 @@ def _jetson_info(
         compute_capability=embedded[0].compute_capability if embedded else None,
         sources=sources,
     )
+
+
+def _filler() -> Callable[[Gpu], Gpu]:
+    """:func:`setup_env.probe.resolve.fill`, looked up once per distinct GPU (its index aside)
+    within one report: a GPU list repeats one name (eight H100s), and a catalogue look-up by an
+    inexact name walks the catalogue (issue 18: long reports)."""
+    from setup_env.probe.resolve import fill
+
+    done: dict[Gpu, Gpu] = {}
+
+    def one(gpu: Gpu) -> Gpu:
+        key = replace(gpu, index=0)
+        if key not in done:
+            done[key] = fill(key)
+        out = done[key]
+        return gpu if out == key else replace(out, index=gpu.index)
+
+    return one
 
 
 def _segment(name: str) -> Optional[str]:

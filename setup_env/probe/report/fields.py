@@ -8,7 +8,7 @@ from typing import Optional
 
 from setup_env._record import replace
 from setup_env.facts import CpuInfo, Gpu, InstalledPackage, Note, OSInfo, PythonInfo
-from setup_env.knowledge.variant import CPU, Variant
+from setup_env.knowledge.variant import CPU, XPU, Variant
 from setup_env.probe.report.model import SOURCE
 
 # Values that mean "nothing there".
@@ -35,7 +35,9 @@ def _value(value: Optional[str]) -> Optional[str]:
     if value is None:
         return None
     v = value.strip()
-    return None if v.lower() in _EMPTY else v
+    low = v.lower()
+    # "Could not" / "Could no": "Could not collect" cut mid-line is no value either.
+    return None if low in _EMPTY or (low.startswith("could no") and len(low) < 18) else v
 
 
 def _bool(value: Optional[str]) -> Optional[bool]:
@@ -61,7 +63,15 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
     sources: dict[str, str] = {}
     family = "other"
     low = os_line.lower()
-    if low.startswith("microsoft windows") or platform.startswith("Windows"):
+    wsl_said = re.search(r"\bwsl ?([12])?\b", low)
+    if wsl_said and not platform.startswith("Windows"):
+        # A hand-written "Windows 11 + WSL2 Ubuntu 24.04": the Python runs in WSL's Linux.
+        family = "linux"
+    elif (
+        low.startswith("microsoft windows")
+        or re.match(r"windows\b", low)
+        or platform.startswith("Windows")
+    ):
         family = "windows"
     elif low.startswith("macos") or low.startswith("mac osx") or platform.startswith("macOS"):
         family = "darwin"
@@ -82,6 +92,9 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
             ver = re.search(r"\b(\d+(?:\.\d+)*)\b", name)
             if ver:
                 kw["distro_version"] = ver.group(1)
+        if wsl_said:
+            kw["wsl"] = 2 if wsl_said.group(1) != "1" else 1
+            sources["wsl"] = f"{SOURCE}:OS"
         km = re.match(r"^Linux-(.+?)-(x86_64|aarch64|ppc64le|s390x|armv\w+)-with", platform)
         if km:
             kw["kernel"] = km.group(1)
@@ -91,6 +104,10 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
             elif "microsoft" in km.group(1).lower():
                 kw["wsl"] = 1
         gm = re.match(r"glibc-(\d+\.\d+)", libc) or re.search(r"with-glibc(\d+\.\d+)", platform)
+        if gm and libc.startswith("glibc-2.2.5"):
+            # platform.libc_ver() read the x86_64 symbol-version base GLIBC_2.2.5 (a static
+            # binary), not the library's version: unknown.
+            gm = re.search(r"with-glibc(\d+\.\d+)", platform)
         if gm:
             kw["libc"] = "glibc"
             kw["glibc"] = gm.group(1)
@@ -223,12 +240,21 @@ _MIG_LINE = re.compile(r"^\s*MIG \S+\s+Device\s+\d+")
 _AMD_NAME = re.compile(r"\b(AMD|Radeon|Instinct)\b|\bgfx\d", re.I)
 
 
+# The most GPUs read from one report's GPU list. A machine shows at most a few dozen (an HGX node
+# 8 or 16, NVML's own limit is 64); a longer list is a paste of many machines' lists or garbage,
+# and each distinct name costs a catalogue look-up here and in every decider (issue 18: a 4 MB
+# report of any shape is read in under 2 s). Past it, the rest of the list is not read.
+MAX_GPUS = 1024
+
+
 def _gpus(gpu_lines: list[str], rocm_build: bool) -> tuple[list[Gpu], list[Gpu]]:
-    """(nvidia, amd) GPUs from the GPU block."""
+    """(nvidia, amd) GPUs from the GPU block, at most MAX_GPUS of them."""
     nvidia: list[Gpu] = []
     amd: list[Gpu] = []
     mig: set[int] = set()
     for line in gpu_lines:
+        if len(nvidia) + len(amd) >= MAX_GPUS:
+            break
         text = line.strip()
         if _value(text) is None:
             continue
@@ -287,6 +313,10 @@ def _packages(
     torch_version = _value(fields.get("PyTorch version"))
     cuda_build = _value(fields.get("CUDA used to build PyTorch"))
     rocm_build = _value(fields.get("ROCM used to build PyTorch"))
+    # "XPU used to build PyTorch: 20250302": the oneAPI toolchain's date, printed by XPU builds.
+    xpu_build = bool(
+        re.match(r"^20\d{6}$", (_value(fields.get("XPU used to build PyTorch")) or ""))
+    )
     found: list[InstalledPackage] = []
     pip_listed = any(x.startswith("[pip") for x in lib_lines)
     for line in lib_lines:
@@ -338,14 +368,19 @@ def _packages(
     if torch_version:
         torch_variant = Variant.from_local(torch_version)
         cuda = cuda_build if cuda_build and re.match(r"^\d+\.\d+", cuda_build) else None
-        hip = rocm_build
+        # A version, not a cut "N/" (a paste that stops mid-line).
+        hip = rocm_build if rocm_build and re.match(r"^\d", rocm_build) else None
         if torch_variant is None:
             if cuda:
                 torch_variant = Variant.cuda_of(cuda)
             elif hip:
                 torch_variant = Variant.rocm_of(hip)
-            elif os_info.family in ("linux", "windows") and not re.search(
-                r"\+git|a0\+", torch_version
+            elif xpu_build:
+                torch_variant = XPU
+            elif (
+                os_info.family in ("linux", "windows")
+                and not re.search(r"\+git|a0\+", torch_version)
+                and _bool(fields.get("Is CUDA available")) is not True
             ):
                 # A source build ("2.5.0a0+git136e28f") without CUDA or ROCm may be an XPU
                 # (or any other) build: collect_env does not say.
@@ -371,6 +406,14 @@ def _packages(
     for pkg in found:
         if pkg.name == "torch":
             if pkg.version in seen_torch:
+                # pip lists a conda-installed torch too ("[pip3] torch==1.10.2" beside "[conda]
+                # pytorch 1.10.2 py3.7_cuda10.2_cudnn7.6.5_0"): the conda build string names the
+                # variant the bare pip version does not.
+                at = next(
+                    i for i, p in enumerate(out) if p.name == "torch" and p.version == pkg.version
+                )
+                if out[at].variant is None and pkg.variant is not None and not torch_version:
+                    out[at] = replace(out[at], variant=pkg.variant)
                 continue
             seen_torch.add(pkg.version)
             out.append(replace(pkg, shadowed=bool(torch_version)))

@@ -115,6 +115,8 @@ def _heading(stripped: str) -> Optional[str]:
     return None
 
 
+# Blocks of lines under a key, ended by a fence, a rule or the next key.
+_BLOCKS = ("gpu", "cudnn", "xpu", "xpu-onboard", "xpu-driver")
 _GPU_LIST = re.compile(r"^GPU \d+\s*[:\uff1a]")
 _VLLM_ONLY = {"system info", "pytorch info", "python environment", "cuda / gpu info", "cpu info"}
 _VLLM_ONLY |= {"vllm info"}
@@ -131,28 +133,40 @@ def parse(text: str) -> Report:
     cpu_lines: list[str] = []
     lib_lines: list[str] = []
     xpu_lines: list[str] = []
+    onboard_lines: list[str] = []
+    intel_driver_lines: list[str] = []
+    paths: list[str] = []  # lines naming a site-packages folder (a Python's version and OS)
     env: dict[str, str] = {}
     section = ""  # "", "gpu", "cudnn", "cpu", "libs", "vllm", "env", "xpu"
     last_key = ""
     vllm_layout = False
     after_rule = False  # the previous line was a rule of "=" (vLLM's section headings)
     end = len(lines)
+    # An e-mail wrapped "Python version" value grows line by line: its pieces and their bracket
+    # balance are kept as it grows (joined once, at the end), so that a parenthesis never closed
+    # costs each absorbed line its own length, not the whole value's (issue 18: linear reading).
+    python = _Wrapped()
     for index, line in enumerate(lines):
         stripped = line.strip()
         if not stripped:
             continue
+        if len(paths) < 8 and "site-packages" in stripped:
+            paths.append(stripped[:400])
+        elif len(paths) < 8 and "Intel" in stripped and " Arc" in stripped and not section:
+            # Prose naming an Intel GPU ("... with my Intel Arc A770"): read by infer.
+            paths.append(stripped[:400])
         if (
             stripped.startswith("```")
             or stripped.startswith("~~~")
             or (stripped.startswith("<") and stripped.endswith(">"))
         ):
             # Fences and <details>/<summary> tags end whatever block was open.
-            if section in ("gpu", "cudnn", "xpu"):
+            if section in _BLOCKS:
                 section = ""
             continue
         if set(stripped) == {"="}:
             after_rule = True
-            if section in ("gpu", "cudnn", "xpu"):
+            if section in _BLOCKS:
                 section = ""
             continue
         heading = _heading(stripped)
@@ -173,6 +187,8 @@ def parse(text: str) -> Report:
                 break
             if key not in fields:  # a second pasted report: the first wins
                 fields[key] = val
+                if key == "Python version":
+                    python.start(val)
             last_key = key
             section = "vllm" if section == "vllm" else ""
             if key == "GPU models and configuration":
@@ -185,6 +201,14 @@ def parse(text: str) -> Report:
                     cudnn_lines.append(val)
             elif key == "Intel GPU models detected":
                 section = "xpu"
+            elif key == "Intel GPU models onboard":
+                section = "xpu-onboard"
+                if val:
+                    onboard_lines.append(val)
+            elif key == "Intel GPU driver version":
+                section = "xpu-driver"
+                if val:
+                    intel_driver_lines.append(val)
             continue
         if stripped == "CPU:":
             section, last_key = "cpu", ""
@@ -199,6 +223,9 @@ def parse(text: str) -> Report:
             section = ""
         if section == "xpu":
             xpu_lines.append(stripped)
+            continue
+        if section in ("xpu-onboard", "xpu-driver"):
+            (onboard_lines if section == "xpu-onboard" else intel_driver_lines).append(stripped)
             continue
         if section == "cudnn":
             if not stripped.startswith("["):
@@ -223,13 +250,24 @@ def parse(text: str) -> Report:
         if section in ("libs", "vllm"):
             continue
         # An e-mail wrapped "Python version" value continues on the next line.
-        if last_key == "Python version" and _unclosed(fields[last_key]):
-            fields[last_key] = fields[last_key] + " " + stripped
+        if last_key == "Python version" and python.unclosed():
+            python.add(stripped)
             continue
         last_key = ""
+    if python.grown():
+        fields["Python version"] = python.value()
     messages = read_messages(" ".join(lines[:end]))
-    have_facts = "PyTorch version" in fields or bool(
-        {"OS", "Python version", "Python platform", "GPU models and configuration"} & fields.keys()
+    # A fragment of a report counts too: two of collect_env's lines without the ones named here
+    # ("Nvidia driver version:" and "cuDNN version:" alone, the rest of the paste cut away), or
+    # the Intel GPUs it detected.
+    have_facts = (
+        "PyTorch version" in fields
+        or bool(
+            {"OS", "Python version", "Python platform", "GPU models and configuration"}
+            & fields.keys()
+        )
+        or len(fields) >= 2
+        or any("_XpuDeviceProperties(" in x for x in xpu_lines)
     )
     if (
         not have_facts
@@ -256,16 +294,46 @@ def parse(text: str) -> Report:
         messages=messages,
         xpu_lines=xpu_lines,
         env=env,
+        onboard_lines=onboard_lines,
+        intel_driver_lines=intel_driver_lines,
+        paths=paths,
     )
 
 
 _PIP_TORCH = re.compile(r"^torch==\d")
 
 
-def _unclosed(value: str) -> bool:
-    return "runtime)" not in value and (
-        value.count("(") > value.count(")") or value.count("[") > value.count("]")
-    )
+class _Wrapped:
+    """A field value continued on the lines that follow it while a parenthesis or bracket in it
+    is still open (and no "runtime)" closes the value), kept as pieces with their balance:
+    ``unclosed()`` answers in constant time what counting brackets in ``value()`` would (the
+    pieces are joined with a space, so "runtime)" never spans two of them)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.runtime = False
+        self.parens = 0  # "(" less ")"
+        self.brackets = 0  # "[" less "]"
+
+    def start(self, value: str) -> None:
+        self.pieces = []
+        self.runtime, self.parens, self.brackets = False, 0, 0
+        self.add(value)
+
+    def add(self, piece: str) -> None:
+        self.pieces.append(piece)
+        self.runtime = self.runtime or "runtime)" in piece
+        self.parens += piece.count("(") - piece.count(")")
+        self.brackets += piece.count("[") - piece.count("]")
+
+    def unclosed(self) -> bool:
+        return not self.runtime and (self.parens > 0 or self.brackets > 0)
+
+    def grown(self) -> bool:
+        return len(self.pieces) > 1
+
+    def value(self) -> str:
+        return " ".join(self.pieces)
 
 
 def _complete_lib_line(line: str) -> bool:

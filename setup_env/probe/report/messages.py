@@ -4,9 +4,9 @@ into :class:`TorchMessage` values."""
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Iterator, Optional
 
-from setup_env._record import Record, record, replace
+from setup_env._record import Record, fields, record, replace
 
 
 @record
@@ -15,21 +15,28 @@ class TorchMessage(Record):
 
     ``kind``: "driver-too-old" (``cuda_driver``: the CUDA version the driver supports),
     "arch-not-compatible" (``gpu``, ``cc`` and ``arches``: the installed wheel's list),
-    "gpu-too-old" (``gpu``, ``cc``, ``min_cc``), "no-kernel-image", "device-count-error"
+    "gpu-too-old" (``gpu``, ``cc``, ``min_cc``), "gpu-too-new" (``gpu``, ``cc`` above the build's
+    ``max_cc``), "no-kernel-image", "device-count-error"
     (``error``: 803/804/999...), "mps-unavailable" (``min_macos`` when the message names one),
-    "library-load" (``library``), "rocm-no-kernel"."""
+    "library-load" (``library``), "rocm-no-kernel", "no-driver" (torch's "Found no NVIDIA driver
+    on your system").
+    """
 
     kind: str
     text: str  # the message as pasted (one line, at most 300 characters)
     gpu: Optional[str] = None
     cc: Optional[str] = None  # "12.0"
     min_cc: Optional[str] = None
+    max_cc: Optional[str] = None
     arches: tuple[str, ...] = ()  # ("sm_50", "sm_60", ...)
     cuda_driver: Optional[str] = None  # "11.4"
     error: Optional[int] = None
     library: Optional[str] = None
     min_macos: Optional[str] = None
 
+
+# What makes two messages the same message: every field but the text as pasted.
+_VALUES = tuple(f.name for f in fields(TorchMessage) if f.name != "text")
 
 # Each pattern is anchored on fixed words and uses bounded, non-nested repetition: linear time.
 _M_DRIVER = re.compile(r"NVIDIA driver on your system is too old \(found version (\d{4,6})\)")
@@ -44,7 +51,7 @@ _M_OLD_GPU = re.compile(
     r"(\d{1,2})\.(\d)\.?\s{0,8}(?:PyTorch no longer supports this GPU because it is too old\."
     r"\s{0,8}The minimum cuda capability (?:that we support|supported by this library) is "
     r"(\d{1,2}\.\d)|Minimum and Maximum cuda capability supported by this version of PyTorch "
-    r"is\s{0,4}\((\d{1,2}\.\d)\))"
+    r"is\s{0,8}\((\d{1,2}\.\d)\)(?:\s{0,4}-\s{0,4}\((\d{1,2}\.\d)\))?)"
 )
 _M_NO_KERNEL = re.compile(r"no kernel image is available for execution on the device")
 _M_COUNT = re.compile(
@@ -63,7 +70,15 @@ _M_LIB = re.compile(
     r"could not be found|not found|undefined symbol)",
     re.I,
 )
+_LIB_NAMES = ("nccl", "cudnn", "cublas", "cudart", "cusparse")  # _M_LIB's names, lower case
+_LIB_ENDS = (
+    "cannot open shared object file",
+    "could not be found",
+    "not found",
+    "undefined symbol",
+)
 _M_LIB2 = re.compile(r"(?:Could not load library|Unable to load) (lib\w{2,30}\.so[.\d]{0,12})")
+_M_NO_DRIVER = re.compile(r"Found no NVIDIA driver on your system")
 _M_ROCM = re.compile(r"HIP error: invalid device function|hipErrorNoBinaryForGpu")
 
 
@@ -71,11 +86,16 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     """torch's messages in ``text`` (the paste joined into one line), in order of appearance,
     each kind with the same values once."""
     found: list[tuple[int, TorchMessage]] = []
+    # The values of each message kept (its text aside): a set, so that a paste of thousands of
+    # distinct messages is read in linear time (issue 18).
+    seen: set[tuple[object, ...]] = set()
 
     def add(pos: int, msg: TorchMessage) -> None:
         if msg.library:
             msg = replace(msg, library=msg.library.rstrip("."))
-        if all(replace(m, text="") != replace(msg, text="") for _, m in found):
+        values = tuple(getattr(msg, name) for name in _VALUES)
+        if values not in seen:
+            seen.add(values)
             found.append((pos, msg))
 
     def snip(m: re.Match[str]) -> str:
@@ -104,14 +124,21 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
             ),
         )
     for m in _M_OLD_GPU.finditer(text) if "Found GPU" in text else ():
+        # torch prints this one when the GPU is below the build's minimum or above its maximum
+        # ("Found GPU0 NVIDIA GB10 which is of cuda capability 12.1. Minimum and Maximum ... is
+        # (8.0) - (12.0)", its lines indented by four spaces): above is not "too old".
+        cc = (int(m.group(3)), int(m.group(4)))
+        top = m.group(7)
+        newer = top is not None and cc > tuple(int(x) for x in top.split("."))
         add(
             m.start(),
             TorchMessage(
-                "gpu-too-old",
+                "gpu-too-new" if newer else "gpu-too-old",
                 snip(m),
                 gpu=" ".join(m.group(2).split()),
                 cc=f"{m.group(3)}.{m.group(4)}",
                 min_cc=m.group(5) or m.group(6),
+                max_cc=top,
             ),
         )
     for m in _M_NO_KERNEL.finditer(text) if "no kernel image" in text else ():
@@ -123,10 +150,42 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
     libs = ("cannot open shared object" in text or "undefined symbol" in text) or (
         "could not be found" in text or " not found" in text
     )
-    for m in _M_LIB.finditer(text) if libs else ():
+    for m in _lib_matches(text, low) if libs else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
     for m in _M_LIB2.finditer(text) if "load" in low else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
+    for m in _M_NO_DRIVER.finditer(text) if "no NVIDIA driver" in text else ():
+        add(m.start(), TorchMessage("no-driver", snip(m)))
     for m in _M_ROCM.finditer(text) if "hip" in low else ():
         add(m.start(), TorchMessage("rocm-no-kernel", snip(m)))
     return tuple(msg for _, msg in sorted(found, key=lambda x: x[0]))
+
+
+def _lib_matches(text: str, low: str) -> Iterator[re.Match[str]]:
+    """What ``_M_LIB.finditer(text)`` yields, tried only where one of its library names starts
+    (found by ``str.find`` in the lower-cased text): the case-insensitive alternation tried at
+    every position of a 4 MB paste took seconds (issue 18)."""
+    if len(low) != len(text):  # lower-casing moved the positions (rare scripts): the plain way
+        yield from _M_LIB.finditer(text)
+        return
+    starts: list[int] = []
+    for name in _LIB_NAMES:
+        at = low.find(name)
+        while at >= 0:
+            starts.append(at)
+            at = low.find(name, at + 1)
+    end = 0
+    for at in sorted(starts):
+        # The match ends in one of the phrases at most 110 characters past the name's start
+        # (name 25, file ending 15, gap 40, phrase 30): where none is, nothing matches.
+        if not any(low.find(p, at, at + 120) >= 0 for p in _LIB_ENDS):
+            continue
+        # A match starts at the name or at a "lib" just before it, never inside an earlier one.
+        for start in (at - 3, at) if at >= 3 and low.startswith("lib", at - 3) else (at,):
+            if start < end:
+                continue
+            m = _M_LIB.match(text, start)
+            if m:
+                end = m.end()
+                yield m
+                break

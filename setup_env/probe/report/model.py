@@ -18,6 +18,30 @@ class CollectEnvError(ValueError):
 
 
 @record
+class Evidence(Record):
+    """One fact diagnose used and where it came from: a field ("collect_env:Is CUDA available"),
+    a torch message ("collect_env:warning"), a path, or an inference from other facts."""
+
+    fact: str  # "gpus", "driver", "os", "python", "torch"...
+    value: str
+    source: str  # "collect_env:OS", "inferred: ...", "collect_env:warning"
+
+
+@record
+class Assumption(Record):
+    """A fact the report does not settle, set to its most likely value; ``alternative`` names the
+    other value whose answer diagnose also works out (``decide.assume``)."""
+
+    fact: str  # "driver" | "gpus" | "os" | "python"
+    value: str  # what was assumed, in words
+    why: str  # why this value is the most likely one
+    alternative: str  # the value that would change the answer, in words ("older than 580")
+    # How the alternative is planned: "driver-floor:<version>" (a driver at that version),
+    # "os:windows", "python:3.9", "gpus:none", "gpus:nvidia".
+    alt: str = ""
+
+
+@record
 class Report(Record):
     """What a collect_env paste says: the facts, plus what only torch itself could tell."""
 
@@ -31,3 +55,8 @@ class Report(Record):
     missing: tuple[str, ...] = ()  # facts a diagnosis needs that the paste lacks: "gpus", "os"...
     warnings: tuple[TorchMessage, ...] = ()  # torch's own messages pasted with the report
     libraries: dict[str, str] = field(default_factory=dict)  # pip name -> version
+    # The facts diagnose plans from: ``facts`` plus what the report implies and what was assumed
+    # (``infer``); None: the same as ``facts``.
+    planning: Optional[Facts] = None
+    evidence: tuple[Evidence, ...] = ()  # each fact diagnose plans from, with its source
+    assumptions: tuple[Assumption, ...] = ()  # facts the report does not settle

@@ -7,12 +7,17 @@ import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]*)+")
+# The timestamp a GitHub Actions log puts before each line ("2026-05-16T15:56:05.8600560Z ").
+_LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z ")
 
 
 def _clean_line(raw: str) -> str:
-    """One pasted line without its end and without Markdown reply quoting ("> ", "> > ", ">x").
-    Linear in the line's length."""
-    return _QUOTE.sub("", raw.rstrip("\r\n").rstrip(), count=1)
+    """One pasted line without its end, a CI log's timestamp and Markdown reply quoting ("> ",
+    "> > ", ">x"). Linear in the line's length."""
+    line = raw.rstrip("\r\n").rstrip()
+    if line[:2] == "20":
+        line = _LOG_STAMP.sub("", line, count=1)
+    return _QUOTE.sub("", line, count=1)
 
 
 def decode(data: bytes) -> str:
