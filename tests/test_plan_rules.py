@@ -1,0 +1,132 @@
+"""The planner's rules one at a time (issue 22): the ranking between candidates of one release,
+each route alone, and the findings that depend on one fact of the machine. Each test states a
+behaviour on a described machine (``spec_facts``) against the bundled matrix; the numbers come
+from that matrix (torch 2.14.1: cu126 needs driver 560.35.05, cu130 580.95.05, cu132
+595.58.03; CUDA 13's minor-version compatibility starts at R580)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from setup_env.decide.model import Plan, PlanOptions
+from setup_env.decide.plan import make_plan, spec_facts
+from setup_env.facts import Facts
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import Variant
+
+M = mx.load_matrix(mx.BUNDLED_PATH)
+V = Variant.parse
+
+
+def plan(facts: Facts, **options: str) -> Plan:
+    return make_plan(facts, PlanOptions(**options), M)
+
+
+def nvidia(driver: str | None, *gpus: str, **spec: Any) -> Facts:
+    spec.setdefault("python", "3.12")
+    return spec_facts(os="linux", gpus=gpus or ("RTX 4090",), driver=driver, **spec)
+
+
+# --- ranking: among the builds of one release, full driver support beats minor-version
+# compatibility; between equals, the first in preference order (PyPI's default) stays.
+
+
+def test_a_fully_supported_build_beats_an_mvc_one_of_the_same_release() -> None:
+    # 595.58.02: cu132 would run through minor-version compatibility, cu130 runs fully
+    p = plan(nvidia("595.58.02"), torch="2.14.1")
+    assert (p.variant, p.driver_compat, p.source) == (V("cu130"), "full", "pypi")
+    # one below cu130's own floor: cu130 is mvc now, and the fully supported cu126 wins
+    p = plan(nvidia("580.95.04"), torch="2.14.1")
+    assert (p.variant, p.driver_compat, p.source) == (V("cu126"), "full", "index")
+
+
+def test_between_two_fully_supported_builds_the_preferred_one_stays() -> None:
+    # exactly cu132's floor: cu130 (PyPI's default, first in order) and cu132 both run fully
+    p = plan(nvidia("595.58.03"), torch="2.14.1")
+    assert (p.variant, p.driver_compat) == (V("cu130"), "full")
+
+
+def test_only_mvc_builds_left_an_mvc_build_is_chosen_with_its_warning() -> None:
+    p = plan(nvidia("560.35.04"), torch="2.14.1")  # one below cu126's floor
+    assert (p.variant, p.driver_compat) == (V("cu126"), "mvc")
+    assert "driver-mvc" in p.warning_codes
+    assert any(f.kind == "upgrade-driver" and ">= 560.35.05" in f.summary for f in p.fixes)
+    p = plan(nvidia("560.35.05"), torch="2.14.1")  # exactly on it
+    assert (p.variant, p.driver_compat) == (V("cu126"), "full")
+    assert "driver-mvc" not in p.warning_codes and "driver-full" in p.reason_codes
+
+
+# --- findings that hang on one fact
+
+
+def test_mixed_gpus_needs_two_compute_capabilities_not_three() -> None:
+    assert "mixed-gpus" in plan(nvidia("580.95.05", "RTX 4090", "RTX 3090")).reason_codes
+    assert "mixed-gpus" not in plan(nvidia("580.95.05", "RTX 4090", "RTX 4090")).reason_codes
+
+
+@pytest.mark.parametrize("other", ["MI300X", "Arc A770"])
+def test_mixed_vendors_needs_two_vendors_not_three(other: str) -> None:
+    p = plan(nvidia("580.95.05", "RTX 4090", other))
+    assert "mixed-vendors" in p.warning_codes and p.variant is not None and p.variant.is_cuda
+    assert "mixed-vendors" not in plan(nvidia("580.95.05", "RTX 4090")).warning_codes
+
+
+def test_wsl2_is_named_and_wsl1_is_not_wsl2() -> None:
+    wsl2 = nvidia("580.95.05", wsl=True)
+    assert "wsl2" in plan(wsl2).reason_codes
+    wsl1 = dataclasses.replace(wsl2, os=dataclasses.replace(wsl2.os, wsl=1))
+    assert "wsl2" not in plan(wsl1).reason_codes
+    native = dataclasses.replace(wsl2, os=dataclasses.replace(wsl2.os, wsl=None))
+    assert "wsl2" not in plan(native).reason_codes
+
+
+def test_an_x86_64_python_on_an_arm64_mac_is_rosetta_said_once() -> None:
+    intel = spec_facts(os="macos", arch="x86_64")
+    assert "rosetta" not in plan(intel).warning_codes  # a real Intel Mac
+    under = dataclasses.replace(intel, cpu=dataclasses.replace(intel.cpu, architecture="arm64"))
+    p = plan(under)
+    assert p.warning_codes.count("rosetta") == 1
+    assert [f.kind for f in p.fixes] == ["native-python"]
+    assert p.torch_version == "2.2.2" and p.variant == V("cpu")
+
+
+# --- routes
+
+
+def test_the_glibc_trap_refuses_a_wheel_whose_tag_hides_its_glibc() -> None:
+    """torch 2.6.0's manylinux1 tag on a glibc 2.28 build: one glibc below, nothing installs."""
+    p = plan(nvidia("580.95.05", glibc="2.27"), torch="2.6.0")
+    assert p.status == "none" and "nothing-installable" in p.reason_codes
+    p = plan(nvidia("580.95.05", glibc="2.28"), torch="2.6.0")
+    assert (p.status, p.torch_version, p.variant) == ("ok", "2.6.0", V("cu124"))
+
+
+def test_an_old_glibc_gets_the_newest_release_it_can_run() -> None:
+    p = plan(nvidia("580.95.05", glibc="2.27"))
+    assert p.torch_version == "2.5.1" and "newer-release-not-installable" in p.reason_codes
+    assert [f.kind for f in p.fixes] == ["newer-os"]
+    assert plan(nvidia("580.95.05", glibc="2.28")).torch_version == M.newest.version.public
+
+
+def test_rocm_takes_the_newest_confirmed_variant_of_the_release() -> None:
+    amd = spec_facts(os="linux", python="3.12", gpus=["MI300X"])
+    p = plan(amd, torch="2.9")
+    rel = next(r for r in M.releases if str(r.version) == "2.9.1")
+    rocms = sorted(v for v in rel.index if v.is_rocm)
+    assert len(rocms) >= 2 and p.variant == rocms[-1]
+    assert p.index_url is not None and p.index_url.endswith(f"/{rocms[-1]}")
+
+
+def test_an_old_python_plans_the_newest_release_that_has_its_wheels() -> None:
+    p = plan(nvidia("580.95.05", python="3.9"))
+    assert (p.torch_version, p.variant) == ("2.8.0", V("cu128"))
+    assert [f.kind for f in p.fixes] == ["change-python"]
+
+
+def test_windows_takes_the_cuda_index_since_pypi_serves_cpu() -> None:
+    p = plan(spec_facts(os="windows", python="3.12", gpus=["RTX 4090"], driver="580.95.05"))
+    assert p.source == "index" and p.variant is not None and p.variant.is_cuda
+    assert "pypi-default-differs" in p.reason_codes
