@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from setup_env import bounded
@@ -28,3 +31,203 @@ def test_one_line_cuts_at_exactly_the_limit() -> None:
     # an escape counts with its full length and is never cut in half
     assert bounded.one_line("x" * 8 + "\n", 10) == "x" * 8 + "\\n"
     assert bounded.one_line("x" * 9 + "\n", 10) == "x" * 9 + "…"
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+
+def test_json_size_limit_exactly_and_one_past() -> None:
+    doc = b'{"a": 1}'
+    assert bounded.parse_json(doc, "d", max_bytes=len(doc)) == {"a": 1}
+    with pytest.raises(bounded.InputError, match=f"d is larger than {len(doc) - 1} bytes"):
+        bounded.parse_json(doc, "d", max_bytes=len(doc) - 1)
+    docs, error = bounded.parse_json_documents(doc + doc, "f", max_bytes=2 * len(doc))
+    assert (docs, error) == ([{"a": 1}, {"a": 1}], None)
+    with pytest.raises(bounded.InputError, match="f is larger than"):
+        bounded.parse_json_documents(doc + doc, "f", max_bytes=2 * len(doc) - 1)
+
+
+def test_integer_digits_exactly_and_one_past() -> None:
+    n = bounded.MAX_INT_DIGITS
+    assert bounded.parse_json("9" * n) == int("9" * n)
+    assert bounded.parse_json("-" + "9" * n) == -int("9" * n)  # the sign is no digit
+    with pytest.raises(bounded.InputError, match=f"an integer of {n + 1} digits"):
+        bounded.parse_json("9" * (n + 1), "the document")
+    docs, error = bounded.parse_json_documents("1 " + "9" * (n + 1), "log")
+    assert docs == [1] and error == f"log (document 2) is not JSON (an integer of {n + 1} digits)"
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_nesting_exactly_and_one_past() -> None:
+    assert bounded.parse_json(nested(5), max_depth=5) is not None
+    with pytest.raises(bounded.InputError, match="the document nests deeper than 5 levels"):
+        bounded.parse_json(nested(6), "the document", max_depth=5)
+    depth = bounded.MAX_JSON_DEPTH
+    assert bounded.parse_json(nested(depth)) is not None
+    with pytest.raises(bounded.InputError, match=f"deeper than {depth} levels"):
+        bounded.parse_json(nested(depth + 1))
+    # an object counts as a level too, a scalar does not
+    assert bounded.parse_json('{"a": {"b": 1}}', max_depth=2) == {"a": {"b": 1}}
+    with pytest.raises(bounded.InputError):
+        bounded.parse_json('{"a": {"b": []}}', max_depth=2)
+    docs, error = bounded.parse_json_documents(nested(2) + nested(3), "log", max_depth=2)
+    assert docs == [[[]]] and error == "log (document 2) nests deeper than 2 levels"
+
+
+def test_node_count_exactly_and_one_past(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bounded, "MAX_JSON_NODES", 4)
+    assert bounded.check_shape([1, 2, 3], "d") is None  # the list and its three values
+    with pytest.raises(bounded.InputError, match="d has more than 4 values"):
+        bounded.check_shape([1, 2, 3, 4], "d")
+
+
+def test_nan_is_refused_unless_allowed() -> None:
+    with pytest.raises(bounded.InputError, match="NaN is not JSON"):
+        bounded.parse_json('{"x": NaN}', "doc")
+    assert bounded.parse_json("[Infinity]", allow_nan=True) == [float("inf")]
+    docs, error = bounded.parse_json_documents("[1] [NaN]", "log")
+    assert docs == [[1]] and error is not None and "NaN is not JSON" in error
+    assert bounded.parse_json_documents("[NaN]", "log", allow_nan=True)[1] is None
+
+
+def test_json_documents_one_after_another() -> None:
+    assert bounded.parse_json_documents("", "log") == ([], None)
+    assert bounded.parse_json_documents(' \n{"a": 1}\n\t[2] \r\n', "log") == ([{"a": 1}, [2]], None)
+    docs, error = bounded.parse_json_documents('{"a": 1} {"b":', "log")
+    assert docs == [{"a": 1}] and error is not None and error.startswith("log (document 2) is not")
+    docs, error = bounded.parse_json_documents("{oops", "log")
+    assert docs == [] and error is not None and error.startswith("log is not JSON")
+    with pytest.raises(bounded.InputError, match="log is not JSON \\(not UTF-8 or UTF-16"):
+        bounded.parse_json_documents(b"\xff\xfe\x00", "log")
+
+
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        (b"plain", "plain"),
+        (b"\xef\xbb\xbfbom", "bom"),
+        ("utf16".encode("utf-16"), "utf16"),  # with its byte-order mark
+        (b"\xfe\xff\x00b\x00e", "be"),
+        ("é".encode(), "é"),
+    ],
+)
+def test_decode_text(data: bytes, text: str) -> None:
+    assert bounded.decode_text(data) == text
+    assert bounded.parse_json(b'"' + text.encode() + b'"') == text
+
+
+def test_decode_text_refuses_what_is_not_text() -> None:
+    with pytest.raises(bounded.InputError, match="the log is not UTF-8 or UTF-16 text"):
+        bounded.decode_text(b"\xc3\x28", "the log")
+    with pytest.raises(bounded.InputError, match="the document is not JSON \\(not UTF-8"):
+        bounded.parse_json(b"\xc3\x28", "the document")
+    # a str from outside may start with a BOM too
+    assert bounded.parse_json("\ufeff[1]") == [1]
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def test_file_size_exactly_and_one_past(tmp_path: Path) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"x" * 10)
+    assert bounded.read_file(f, 10) == b"x" * 10
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_file(f, 9)
+    assert (err.value.kind, err.value.detail) == ("too-large", "over 9 bytes")
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="Linux /proc")
+def test_a_file_that_lies_about_its_size_is_refused_not_cut() -> None:
+    """/proc files say st_size 0 whatever they hold: the limit is found by reading, and a read
+    that lands exactly on the limit must look one byte further, never return the file cut."""
+    whole = bounded.read_file("/proc/self/cmdline", 1 << 20)
+    assert len(whole) > 2
+    assert bounded.read_file("/proc/self/cmdline", len(whole)) == whole
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_file("/proc/self/cmdline", len(whole) - 1)
+    assert err.value.kind == "too-large"
+
+
+def test_read_failures_say_what_happened(tmp_path: Path) -> None:
+    cases = {
+        tmp_path / "missing": ("missing", "no such file"),
+        tmp_path / "missing" / "below": ("missing", "no such file"),
+        tmp_path: ("not-a-file", "a folder"),
+    }
+    (tmp_path / "file").write_text("x")
+    cases[tmp_path / "file" / "below"] = ("missing", "a part of the path is not a folder")
+    for path, (kind, detail) in cases.items():
+        with pytest.raises(bounded.ReadFailed) as err:
+            bounded.read_file(path, 10)
+        assert (err.value.kind, err.value.detail, err.value.path) == (kind, detail, str(path))
+        assert str(err.value) == f"{path}: {detail}"
+
+
+def test_confined_reads_stay_inside_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "in").write_text("inside")
+    (tmp_path / "out").write_text("outside")
+    (root / "link").symlink_to(tmp_path / "out")
+    assert bounded.read_file(root / "in", 100, root=root) == b"inside"
+    assert bounded.confined(root, root) == root.resolve()
+    for path in (root / "link", root / ".." / "out"):
+        with pytest.raises(bounded.ReadFailed) as err:
+            bounded.read_file(path, 100, root=root)
+        assert err.value.kind == "outside"
+    # a sibling whose name starts with the root's is outside too
+    (tmp_path / "root2").mkdir()
+    with pytest.raises(bounded.ReadFailed):
+        bounded.confined(tmp_path / "root2", root)
+
+
+def test_bundled_names_are_plain_file_names() -> None:
+    assert bounded.bundled_path("wheels.json") == bounded.DATA_DIR / "wheels.json"
+    for bad in ("", ".", "..", "a/b", "../wheels.json"):
+        with pytest.raises(ValueError, match="not a bundled document name"):
+            bounded.bundled_path(bad)
+    assert isinstance(bounded.read_bundled("wheels.json"), dict)
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+def test_a_command_that_finishes_keeps_its_status_and_output() -> None:
+    ran = bounded.run([sys.executable, "-c", "import sys; print('out'); sys.exit(3)"], 30, 100)
+    assert (ran.returncode, ran.stdout, ran.timed_out, ran.too_much_output) == (
+        3,
+        b"out\n",
+        False,
+        False,
+    )
+
+
+def test_a_command_past_its_deadline_is_killed_and_says_so() -> None:
+    ran = bounded.run([sys.executable, "-c", "import time; time.sleep(60)"], 0.5, 100)
+    assert ran.returncode is None  # killed: not -9, not 0
+    assert (ran.timed_out, ran.too_much_output) == (True, False)
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_output_cap_exactly_and_one_past(stream: str) -> None:
+    write = f"import sys; sys.{stream}.write('x' * int(sys.argv[1])); sys.{stream}.flush()"
+    exact = bounded.run([sys.executable, "-c", write, "100"], 30, 100)
+    assert exact.returncode == 0 and getattr(exact, stream) == b"x" * 100
+    assert not exact.too_much_output
+    over = bounded.run(
+        [sys.executable, "-c", write + "; import time; time.sleep(60)", "101"], 30, 100
+    )
+    assert over.returncode is None and over.too_much_output and not over.timed_out
+    assert getattr(over, stream) == b"x" * 100  # what fits is kept
+
+
+def test_a_deadline_counts_down_and_then_refuses() -> None:
+    d = bounded.Deadline(30)
+    assert 0 < d.left() <= 30 and 0 < d.require() <= 30
+    gone = bounded.Deadline(0)
+    with pytest.raises(TimeoutError, match="deadline of 0 s passed"):
+        gone.require()
