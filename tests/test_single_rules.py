@@ -1,0 +1,202 @@
+"""Single rules of the knowledge layer, each at its boundary (issue 22): an arch entry on a GPU
+of exactly its capability, a driver exactly on a floor or a window edge, the spellings of a
+compute capability, the variant labels the index uses, the order of variants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.cuda import Arch, driver_fit, parse_cc, runs_on, sm_of, window_fit
+from setup_env.knowledge.variant import CPU, MPS, XPU, Variant, VariantError, is_index_label
+
+M = mx.load_matrix(Path(__file__).resolve().parent / "fixtures" / "matrix" / "wheels-subset.json")
+V = Variant.parse
+
+
+# --- arch entries ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "cc", "how"),
+    [
+        ("compute_80", (8, 0), "ptx"),  # exactly X.Y: PTX JIT
+        ("compute_80", (8, 6), "ptx"),  # a newer GPU JIT-compiles it
+        ("compute_80", (7, 5), None),  # an older one cannot
+        ("compute_80", (9, 0), "ptx"),  # PTX runs on later majors too
+        ("sm_80", (8, 0), "sass"),
+        ("sm_80", (8, 6), "sass"),  # same major, newer minor: binary compatible
+        ("sm_86", (8, 0), None),  # same major, older minor: not
+        ("sm_80", (9, 0), None),  # SASS never crosses a major
+        ("sm_90a", (9, 0), "sass"),  # an "a" target runs on exactly its GPU
+        ("sm_100a", (10, 3), None),
+        ("sm_100f", (10, 3), "sass"),  # an "f" target: the family
+        ("sm_100f", (12, 0), None),
+        ("8.0+PTX", (9, 0), "ptx"),
+        ("8.0+PTX", (8, 0), "sass"),  # native code wins over PTX
+    ],
+)
+def test_an_arch_entry_on_a_gpu(entry: str, cc: tuple[int, int], how: str | None) -> None:
+    assert runs_on(cc, [entry]) == how
+
+
+def test_native_code_wins_over_ptx_whatever_the_order() -> None:
+    assert runs_on((8, 6), ["compute_80", "sm_86"]) == "sass"
+    assert runs_on((8, 6), ["sm_86", "compute_80"]) == "sass"
+    assert runs_on((8, 6), ["junk", "compute_80"]) == "ptx"
+
+
+@pytest.mark.parametrize(
+    ("text", "cc"),
+    [
+        ("8.6", (8, 6)),
+        ("sm_86", (8, 6)),
+        (" 12.0 ", (12, 0)),
+        ("10.0 (Blackwell)", (10, 0)),
+        ("sm_90a", None),  # a target, not a GPU's capability
+        ("sm_100f", None),
+        ("86", None),
+        ("", None),
+        (None, None),
+        ("sm_8.6", None),
+    ],
+)
+def test_parse_cc(text: str | None, cc: tuple[int, int] | None) -> None:
+    assert parse_cc(text) == cc
+    assert sm_of(text) == (f"sm_{cc[0]}{cc[1]}" if cc else "sm_?")
+
+
+def test_arch_spellings_need_a_prefix_or_a_dot() -> None:
+    assert Arch.parse("86") is None and Arch.parse("sm_8.6") is None
+    a = Arch.parse("compute_90a")
+    assert a is not None and (a.sass, a.ptx, a.suffix) == (False, True, "a")
+    assert str(Arch.parse("8.6+PTX")) == "sm_86+compute_86"
+
+
+# --- drivers --------------------------------------------------------------------------------
+
+
+def test_a_driver_exactly_on_the_floor_runs_fully_one_below_does_not() -> None:
+    floor = driver_fit("570.26", "12.8.0", "linux", M.cuda)
+    assert floor.compat == "full"
+    below = driver_fit("570.25.99", "12.8.0", "linux", M.cuda)
+    assert below.compat == "mvc"
+    mvc = driver_fit("525.60.13", "12.8.0", "linux", M.cuda)
+    assert mvc.compat == "mvc"
+    assert driver_fit("525.60.12", "12.8.0", "linux", M.cuda).compat == "too-old"
+
+
+def test_a_driver_that_reports_only_its_cuda() -> None:
+    # nvidia-smi's "CUDA Version" alone: the same major and a newer minor is full
+    assert driver_fit(None, "12.8.0", "linux", M.cuda, driver_cuda="12.8").compat == "full"
+    assert driver_fit(None, "12.8.0", "linux", M.cuda, driver_cuda="12.9").compat == "full"
+    # the same major, an older minor: minor-version compatibility
+    assert driver_fit(None, "12.8.0", "linux", M.cuda, driver_cuda="12.4").compat == "mvc"
+    # another major: too old
+    assert driver_fit(None, "12.8.0", "linux", M.cuda, driver_cuda="11.8").compat == "too-old"
+    fit = driver_fit(None, "12.8.0", "linux", M.cuda, driver_cuda="12.4", needs_ptx=True)
+    assert (fit.compat, fit.code) == ("too-old", "driver-too-old-ptx")
+
+
+def test_no_driver_on_windows_is_judged_by_windows_numbers() -> None:
+    fit = driver_fit(None, "12.8.0", "windows", M.cuda)
+    assert (
+        fit.compat == "no-driver"
+        and fit.toolkit_min == M.cuda["12.8"].updates["12.8.0"].for_os("windows")[1]
+    )
+    assert fit.toolkit_min != driver_fit(None, "12.8.0", "linux", M.cuda).toolkit_min
+
+
+def test_an_x_y_toolkit_is_judged_by_its_newest_update() -> None:
+    newest = max(M.cuda["12.8"].updates, key=lambda k: tuple(int(p) for p in k.split(".")))
+    fit = driver_fit(None, "12.8", "linux", M.cuda)
+    assert fit.toolkit_min == M.cuda["12.8"].updates[newest].for_os("linux")[1]
+
+
+@pytest.mark.parametrize(
+    ("branch", "fit"),
+    [
+        (569, "driver-too-old-for-gpu"),
+        (570, "ok"),  # exactly the first branch
+        (580, "ok"),  # exactly the last
+        (581, "driver-past-gpu-last-branch"),
+    ],
+)
+def test_driver_window_edges(branch: int, fit: str) -> None:
+    assert window_fit(branch, 570, 580) == fit
+    assert window_fit(branch, None, None) == "ok"
+
+
+# --- variants -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("label", "on_index"),
+    [
+        ("cu102", True),  # CUDA 10.0 on: pages this tool reads
+        ("cu100", True),
+        ("cu92", False),  # an installed wheel's label, no page
+        ("cpu", True),
+        ("xpu", True),
+        ("rocm6.2", True),
+        ("rocm6.2.4", True),
+        ("rocm6", False),
+        ("mps", False),
+    ],
+)
+def test_on_index(label: str, on_index: bool) -> None:
+    assert V(label).on_index is on_index
+    assert is_index_label(label) is on_index
+    assert is_index_label(label.upper()) is False  # spelled exactly, or not at all
+
+
+def test_variant_order_is_strict() -> None:
+    for v in (CPU, XPU, V("cu126"), V("rocm6.2")):
+        assert not v < v and not v > v and v <= v and v >= v
+    assert V("cu126") < V("cu128") and V("cu128") > V("cu126")
+    assert not V("cu128") <= V("cu126") and not V("cu126") >= V("cu128")
+    assert len({V("cu126"), Variant("cuda", (12, 6))}) == 1
+
+
+def test_parse_refuses_what_is_not_a_variant() -> None:
+    for bad in ("", "cuda", "cu", "gpu", "cu12.8", None, 126):
+        with pytest.raises(VariantError):
+            V(bad)  # type: ignore[arg-type]
+        assert Variant.find(bad) is None  # type: ignore[arg-type]
+    with pytest.raises(VariantError, match="unknown variant kind 'tpu'"):
+        Variant("tpu")  # type: ignore[arg-type]
+    with pytest.raises(VariantError, match="'gpu' is not a variant"):
+        V("gpu")
+    assert V(" CU128 ") == V("cu128") and Variant.find("cu128") == V("cu128")
+
+
+@pytest.mark.parametrize(
+    ("version", "variant"),
+    [
+        ("2.7.0+cu128", "cu128"),
+        ("2.0.1+rocm5.4.2", "rocm5.4.2"),
+        ("2.7.0", None),
+        ("1.8.0.dev20201105", None),
+        ("2.1.0+gitabc", None),
+        ("2.1.0+cpu.cxx11.abi", "cpu"),
+    ],
+)
+def test_from_local(version: str, variant: str | None) -> None:
+    assert Variant.from_local(version) == (V(variant) if variant else None)
+
+
+def test_versions_of_a_runtime() -> None:
+    assert Variant.cuda_of("12.8") == V("cu128") and Variant.cuda_of(" 11.8.89") == V("cu118")
+    assert Variant.cuda_of(None) is None and Variant.cuda_of("") is None
+    assert Variant.rocm_of("6.2.41133-dd7f95766") == V("rocm6.2")
+    assert Variant.rocm_of(None) is None
+
+
+def test_same_build_line() -> None:
+    assert V("rocm6.2").same_build(V("rocm6.2.4"))
+    assert not V("rocm6.2").same_build(V("rocm6.3"))
+    assert not V("cu126").same_build(V("rocm6.2"))
+    assert V("cu126").same_build(V("cu126")) and not V("cu126").same_build(V("cu128"))
+    assert MPS.index_variant == CPU and V("cu126").index_variant == V("cu126")
