@@ -1,0 +1,91 @@
+"""doctor's single rules at their edges (issue 22): nvcc of the same major and another minor,
+a companion a patch release away, a toolkit without a driver on each system. Machines are real
+captures (tests/fixtures: replayed hosts, pasted reports) with one package or toolkit changed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from setup_env.decide.doctor import examine
+from setup_env.facts import CudaToolkit, Facts, InstalledPackage
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import CPU, Variant
+from setup_env.probe.detect import detect
+from setup_env.probe.host import ReplayHost
+from setup_env.probe.report import parse
+
+HERE = Path(__file__).parent
+M = mx.load_matrix(HERE / "fixtures" / "matrix" / "wheels-subset.json")
+V = Variant.parse
+
+
+def report(name: str) -> Facts:
+    return parse((HERE / "fixtures" / "collect_env" / name).read_text(encoding="utf-8")).facts
+
+
+def host(name: str) -> Facts:
+    return detect(ReplayHost(HERE / "fixtures" / "hosts" / name), cloud_metadata=False)
+
+
+def codes(facts: Facts) -> list[str]:
+    return [f.code for f in examine(facts, None, M)]
+
+
+def with_torch(facts: Facts, version: str, variant: str, cuda: str | None) -> Facts:
+    torch = InstalledPackage("torch", version, variant=V(variant), cuda=cuda, installer="pip")
+    return replace(facts, packages=(torch, *(p for p in facts.packages if p.name != "torch")))
+
+
+def test_nvcc_of_the_same_major_and_another_minor_is_no_mismatch() -> None:
+    facts = report("linux-h100-cu130-driver570.txt")  # nvcc 13.0
+    assert facts.toolkits and facts.toolkits[0].version == "13.0"
+    assert "nvcc-major-mismatch" not in codes(with_torch(facts, "2.9.0+cu132", "cu132", "13.2"))
+    assert "nvcc-major-mismatch" in codes(with_torch(facts, "2.9.0+cu129", "cu129", "12.9"))
+    # only the active (first) toolkit counts; a matching one further down is the fix's path
+    other = CudaToolkit(version="12.9", path="/usr/local/cuda-12.9")
+    both = replace(
+        with_torch(facts, "2.9.0+cu129", "cu129", "12.9"), toolkits=(*facts.toolkits, other)
+    )
+    found = [f for f in examine(both, None, M) if f.code == "nvcc-major-mismatch"]
+    assert [f.command for f in found] == ["export CUDA_HOME=/usr/local/cuda-12.9"]
+    first = replace(both, toolkits=(other, *facts.toolkits))
+    assert "nvcc-major-mismatch" not in codes(first)
+
+
+def test_a_companion_a_patch_release_away_belongs_to_the_same_torch() -> None:
+    facts = host("debian12-nogpu-cuda13toolkit")
+    want = M.companion_versions(facts.package("torch").version)["torchvision"]  # type: ignore[union-attr]
+    major, minor = want.split(".")[:2]
+    for version, mismatch in (
+        (f"{major}.{minor}.0+cpu", False),
+        (f"{major}.{minor}.9+cpu", False),  # a patch apart: the same pairing
+        (f"{major}.{int(minor) - 1}.0+cpu", True),
+        (f"{major}.{int(minor) + 1}.0+cpu", True),
+    ):
+        vision = InstalledPackage("torchvision", version, variant=CPU, installer="pip")
+        got = codes(replace(facts, packages=(*facts.packages, vision)))
+        assert ("companion-version-mismatch" in got) is mismatch, (version, got)
+
+
+def test_a_companion_of_another_build_line() -> None:
+    facts = with_torch(report("linux-h100-cu130-driver570.txt"), "2.9.0+cu130", "cu130", "13.0")
+    base = [p for p in facts.packages if p.name != "torchvision"]
+
+    def with_vision(variant: str, cuda: str | None) -> list[str]:
+        vision = InstalledPackage("torchvision", "0.24.0", variant=V(variant), cuda=cuda)
+        return codes(replace(facts, packages=(*base, vision)))
+
+    assert "companion-build-mismatch" not in with_vision("cu130", "13.0")
+    assert "companion-build-mismatch" in with_vision("cu128", "12.8")
+    assert "companion-build-mismatch" in with_vision("cpu", None)
+
+
+def test_a_toolkit_without_a_driver_on_linux_and_on_windows() -> None:
+    linux = host("debian12-nogpu-cuda13toolkit")
+    assert codes(linux) == ["toolkit-without-driver"]
+    windows = replace(linux, os=replace(linux.os, family="windows", libc=None, glibc=None))
+    assert "toolkit-without-driver" in codes(windows)
+    mac = replace(linux, os=replace(linux.os, family="darwin", libc=None, glibc=None))
+    assert "toolkit-without-driver" not in codes(mac)
+    assert "toolkit-without-driver" not in codes(replace(linux, toolkits=()))
