@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import io
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -231,3 +235,107 @@ def test_a_deadline_counts_down_and_then_refuses() -> None:
     gone = bounded.Deadline(0)
     with pytest.raises(TimeoutError, match="deadline of 0 s passed"):
         gone.require()
+
+
+# --- standard input -------------------------------------------------------------------------
+
+
+class _Stdin(io.TextIOWrapper):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_stdin_exactly_and_one_past(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 10)))
+    assert bounded.read_stdin(10) == b"x" * 10
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 11)))
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_stdin(10)
+    assert (err.value.path, err.value.kind, err.value.detail) == (
+        "stdin",
+        "too-large",
+        "over 10 bytes",
+    )
+    # a text stream without a buffer (an IDE's console): read as text, sent on as UTF-8
+    monkeypatch.setattr(sys, "stdin", io.StringIO("é" * 5))
+    assert bounded.read_stdin(10) == "é".encode() * 5
+    monkeypatch.setattr(sys, "stdin", io.StringIO("é" * 11))
+    with pytest.raises(bounded.ReadFailed):
+        bounded.read_stdin(10)
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_stdin(10)
+    assert (err.value.kind, err.value.detail) == ("missing", "no standard input")
+
+
+def test_a_terminal_line_only_from_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("yes\n"))
+    assert not bounded.stdin_is_terminal() and bounded.read_terminal_line() is None
+    monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(b"yes\nmore\n")))
+    assert bounded.stdin_is_terminal()
+    assert bounded.read_terminal_line() == "yes\n"
+    assert bounded.read_terminal_line(2) == "mo"
+    closed = _Stdin(io.BytesIO(b""))
+    closed.close()
+    monkeypatch.setattr(sys, "stdin", closed)
+    assert bounded.read_terminal_line() is None
+    monkeypatch.setattr(sys, "stdin", None)
+    assert not bounded.stdin_is_terminal()
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+def test_write_file_replaces_keeps_the_mode_and_writes_through_a_link(tmp_path: Path) -> None:
+    f = tmp_path / "out.txt"
+    bounded.write_file(f, "é\n")
+    assert f.read_bytes() == "é\n".encode()
+    f.chmod(0o600)
+    bounded.write_file(f, b"second")
+    assert f.read_bytes() == b"second" and stat.S_IMODE(f.stat().st_mode) == 0o600
+    bounded.write_file(f, b"third", mode=0o640, fsync=True)
+    assert stat.S_IMODE(f.stat().st_mode) == 0o640
+    link = tmp_path / "link"
+    link.symlink_to(f)
+    bounded.write_file(link, b"through")
+    assert link.is_symlink() and f.read_bytes() == b"through"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "out.txt"]  # no leftovers
+
+
+def test_write_file_refuses_a_folder_and_a_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, why in ((tmp_path, "it is a folder"), (fifo, "not a regular file")):
+        with pytest.raises(bounded.WriteFailed) as err:
+            bounded.write_file(path, b"x")
+        assert why in str(err.value) and err.value.path == str(path)
+        with pytest.raises(bounded.WriteFailed):
+            bounded.append_file(path, b"x")
+    with pytest.raises(bounded.WriteFailed) as err:
+        bounded.write_file(tmp_path / "no" / "f", b"x")
+    assert str(err.value).startswith(f"{tmp_path / 'no' / 'f'}: ")
+
+
+def test_append_file_creates_then_appends(tmp_path: Path) -> None:
+    f = tmp_path / "log"
+    bounded.append_file(f, "a\n")
+    bounded.append_file(f, b"b\n")
+    assert f.read_bytes() == b"a\nb\n"
+
+
+def test_check_writable(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    bounded.check_writable(tmp_path / "file")
+    bounded.check_writable(tmp_path / "file", append=True)
+    bounded.check_writable(tmp_path / "new")
+    bounded.check_writable(tmp_path / "a" / "b" / "new", create_folders=True)
+    cases = {
+        tmp_path / "a" / "new": f"no folder {tmp_path / 'a'}",
+        tmp_path / "file" / "new": os.strerror(errno.ENOTDIR),
+        tmp_path: "it is a folder",
+    }
+    for path, why in cases.items():
+        with pytest.raises(bounded.WriteFailed) as err:
+            bounded.check_writable(path)
+        assert str(err.value) == f"{path}: {why}"
+    assert not (tmp_path / "a").exists() and not (tmp_path / "new").exists()  # nothing made
