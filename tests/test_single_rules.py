@@ -195,7 +195,7 @@ def test_versions_of_a_runtime() -> None:
 
 
 def test_same_build_line() -> None:
-    assert V("rocm6.2").same_build(V("rocm6.2.4"))
+    assert V("rocm6.2").same_build(V("rocm6.2.4")) and V("rocm6.2.4").same_build(V("rocm6.2"))
     assert not V("rocm6.2").same_build(V("rocm6.3"))
     assert not V("cu126").same_build(V("rocm6.2"))
     assert V("cu126").same_build(V("cu126")) and not V("cu126").same_build(V("cu128"))
