@@ -339,3 +339,30 @@ def test_check_writable(tmp_path: Path) -> None:
             bounded.check_writable(path)
         assert str(err.value) == f"{path}: {why}"
     assert not (tmp_path / "a").exists() and not (tmp_path / "new").exists()  # nothing made
+
+
+def test_open_file_reads_a_regular_file_in_pieces(tmp_path: Path) -> None:
+    f = tmp_path / "lib.so"
+    f.write_bytes(b"\x7fELF" + bytes(range(256)))
+    with bounded.open_file(f) as fh:
+        assert fh.read(4) == b"\x7fELF"
+        fh.seek(4 + 255)
+        assert fh.read() == b"\xff"
+    root = tmp_path / "root"
+    root.mkdir()
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.open_file(f, root=root)
+    assert err.value.kind == "outside"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.open_file(fifo)
+    assert (err.value.kind, err.value.detail) == (
+        "not-a-file",
+        "not a regular file (a pipe or a device)",
+    )
+
+
+def test_text_stdin_with_a_lone_surrogate_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a\ud800b"))
+    assert bounded.read_stdin(10) == b"a?b"
