@@ -152,6 +152,11 @@ def test_on_index(label: str, on_index: bool) -> None:
     assert is_index_label(label.upper()) is False  # spelled exactly, or not at all
 
 
+def test_only_text_is_an_index_label() -> None:
+    for bad in (None, 126, ["cpu"], b"cpu"):
+        assert is_index_label(bad) is False
+
+
 def test_variant_order_is_strict() -> None:
     for v in (CPU, XPU, V("cu126"), V("rocm6.2")):
         assert not v < v and not v > v and v <= v and v >= v
@@ -161,7 +166,7 @@ def test_variant_order_is_strict() -> None:
 
 
 def test_parse_refuses_what_is_not_a_variant() -> None:
-    for bad in ("", "cuda", "cu", "gpu", "cu12.8", None, 126):
+    for bad in ("", "cuda", "cu", "gpu", "cu12.8", None, 126, []):
         with pytest.raises(VariantError):
             V(bad)  # type: ignore[arg-type]
         assert Variant.find(bad) is None  # type: ignore[arg-type]
