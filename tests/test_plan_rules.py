@@ -130,3 +130,117 @@ def test_windows_takes_the_cuda_index_since_pypi_serves_cpu() -> None:
     p = plan(spec_facts(os="windows", python="3.12", gpus=["RTX 4090"], driver="580.95.05"))
     assert p.source == "index" and p.variant is not None and p.variant.is_cuda
     assert "pypi-default-differs" in p.reason_codes
+
+
+# --- what a plan is asked for
+
+
+@pytest.mark.parametrize(
+    ("pin", "version", "series"),
+    [("2.13", "2.13", True), ("2.13.0", "2.13.0", False), (" ==2.9.1 ", "2.9.1", False)],
+)
+def test_a_torch_pin(pin: str, version: str, series: bool) -> None:
+    from packaging.version import Version
+
+    from setup_env.decide.plan.context import parse_torch_pin
+
+    assert parse_torch_pin(pin) == (Version(version), series)
+
+
+@pytest.mark.parametrize("pin", ["2", "2.13.0.1", "latest", "2.13.x", ">=2.13", "2.1234"])
+def test_a_torch_pin_that_is_no_release(pin: str) -> None:
+    from setup_env.decide.model import PlanError
+    from setup_env.decide.plan.context import parse_torch_pin
+
+    with pytest.raises(PlanError, match=r"expected a release like 2\.13 or 2\.13\.0"):
+        parse_torch_pin(pin)
+
+
+@pytest.mark.parametrize(
+    ("url", "clean"),
+    [
+        ("https://mirror.example/whl/", "https://mirror.example/whl"),
+        ("http://10.0.0.1:8080/pytorch/whl", "http://10.0.0.1:8080/pytorch/whl"),
+        (" https://m.example ", "https://m.example"),
+    ],
+)
+def test_a_mirror_url(url: str, clean: str) -> None:
+    from setup_env.decide.plan.context import check_index_url
+
+    assert check_index_url(url) == clean
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://user:pw@mirror.example/whl",
+        "ftp://mirror.example/whl",
+        "https://mirror.example/whl?x=1",
+        "https://mirror.example/a b",
+        "https://mirror.example/whl/../etc",
+        "https://mirror.example/%2e%2e/etc",
+        "https://mirror.example/$(id)",
+    ],
+)
+def test_a_mirror_url_refused(url: str) -> None:
+    from setup_env.decide.model import PlanError
+    from setup_env.decide.plan.context import check_index_url
+
+    with pytest.raises(PlanError, match="--index-url"):
+        check_index_url(url)
+
+
+def test_a_described_machine() -> None:
+    f = spec_facts(os="Linux", arch="arm64", python="3.13t", glibc="2.28", driver="580.95.05")
+    assert (f.os.family, f.python.machine, f.python.version, f.python.free_threaded) == (
+        "linux",
+        "aarch64",  # Linux calls arm64 aarch64
+        "3.13",
+        True,
+    )
+    assert f.os.glibc == "2.28" and f.nvidia is not None and f.nvidia.driver_version == "580.95.05"
+    assert all("cp313t" in t for t in f.python.tags)
+    mac = spec_facts(os="darwin", arch="aarch64")
+    assert (mac.os.family, mac.python.machine, mac.python.version) == ("darwin", "arm64", "3.12")
+    assert mac.nvidia is None and mac.os.glibc is None
+    win = spec_facts(os="win", gpus=["MI300X", "Arc A770"])
+    assert win.os.family == "windows" and win.python.machine == "x86_64"
+    assert win.rocm is not None and win.rocm.gpus[0].gfx_arch == "gfx942"
+    assert win.xpu is not None and len(win.xpu.gpus) == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"os": "plan9"}, "--os 'plan9'"),
+        ({"os": "linux", "arch": "riscv64"}, "--arch 'riscv64'"),
+        ({"os": "linux", "python": "3"}, "--python '3'"),
+        ({"os": "linux", "glibc": "2.x"}, "--glibc '2.x'"),
+        ({"os": "windows", "glibc": "2.35"}, "--glibc applies to --os linux only"),
+        ({"os": "linux", "macos": "14"}, "--macos applies to --os macos only"),
+        ({"os": "macos", "macos": "fourteen"}, "--macos 'fourteen'"),
+        ({"os": "linux", "driver": "57"}, "--driver '57'"),
+        ({"os": "macos", "gpus": ["RTX 4090"]}, "NVIDIA GPUs are not supported on macOS"),
+        ({"os": "macos", "gpus": ["MI300X"]}, "AMD/Intel GPUs are planned on linux or windows"),
+        ({"os": "linux", "gpus": ["Voodoo 3"]}, "not a GPU the catalogue knows"),
+        ({"os": "linux", "gpus": ["x" * 101]}, "empty or too long"),
+        ({"os": "windows", "gpus": ["Jetson AGX Orin"]}, "a Jetson runs Linux"),
+        ({"os": "linux", "jetpack": "6.2"}, "--jetpack needs --gpu naming a Jetson module"),
+    ],
+)
+def test_a_described_machine_refused(spec: dict[str, Any], message: str) -> None:
+    from setup_env.decide.model import PlanError
+
+    with pytest.raises(PlanError) as err:
+        spec_facts(**spec)
+    assert message in str(err.value)
+
+
+def test_a_jetson_described_with_its_jetpack() -> None:
+    f = spec_facts(os="linux", gpus=["Jetson AGX Orin"], jetpack="6.2")
+    assert f.jetson is not None and f.jetson.jetpack == "6.2" and f.python.machine == "aarch64"
+    assert f.jetson.compute_capability == "8.7"
+    from setup_env.decide.model import PlanError
+
+    with pytest.raises(PlanError, match="not in the JetPack table"):
+        spec_facts(os="linux", gpus=["Jetson AGX Orin"], jetpack="1.0")
