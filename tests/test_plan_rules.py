@@ -244,3 +244,70 @@ def test_a_jetson_described_with_its_jetpack() -> None:
 
     with pytest.raises(PlanError, match="not in the JetPack table"):
         spec_facts(os="linux", gpus=["Jetson AGX Orin"], jetpack="1.0")
+
+
+# --- each installer's whole output: the command and the document it writes
+
+WIN = {"os": "windows", "python": "3.12", "gpus": ["RTX 3060"], "driver": "596.49"}
+CU130 = "https://download.pytorch.org/whl/cu130"
+NIGHTLY = "https://download.pytorch.org/whl/nightly/cu132"
+STABLE = ("torch==2.14.1", "torchvision==0.29.*")
+
+INSTALLERS = [
+    ("pip", "stable", ("pip", "install", *STABLE, "--index-url", CU130), None),
+    ("uv", "stable", ("uv", "pip", "install", *STABLE, "--index-url", CU130), None),
+    ("pip", "nightly", ("pip", "install", "--pre", "torch", "torchvision", "--index-url", NIGHTLY),
+     None),
+    ("requirements", "stable", ("pip", "install", "-r", "requirements.txt"),
+     f"--index-url {CU130}\ntorch==2.14.1\ntorchvision==0.29.*\n"),
+    ("requirements", "nightly", ("pip", "install", "-r", "requirements.txt"),
+     f"--index-url {NIGHTLY}\n--pre\ntorch\ntorchvision\n"),
+    ("uv-project", "stable", ("uv", "sync"),
+     '[project]\ndependencies = ["torch==2.14.1", "torchvision==0.29.*"]\n\n'
+     f'[[tool.uv.index]]\nname = "pytorch-cu130"\nurl = "{CU130}"\nexplicit = true\n\n'
+     '[tool.uv.sources]\ntorch = [{ index = "pytorch-cu130" }]\n'
+     'torchvision = [{ index = "pytorch-cu130" }]\n'),
+    ("uv-project", "nightly", ("uv", "sync"),
+     '[project]\ndependencies = ["torch", "torchvision"]\n\n'
+     f'[[tool.uv.index]]\nname = "pytorch-cu132"\nurl = "{NIGHTLY}"\nexplicit = true\n\n'
+     '[tool.uv.sources]\ntorch = [{ index = "pytorch-cu132" }]\n'
+     'torchvision = [{ index = "pytorch-cu132" }]\n\n[tool.uv]\nprerelease = "allow"\n'),
+    ("poetry", "stable", ("poetry", "install"),
+     '[tool.poetry.dependencies]\n'
+     'torch = { version = "2.14.1", source = "pytorch-cu130" }\n'
+     'torchvision = { version = "0.29.*", source = "pytorch-cu130" }\n\n'
+     f'[[tool.poetry.source]]\nname = "pytorch-cu130"\nurl = "{CU130}"\npriority = "explicit"\n'),
+    ("poetry", "nightly", ("poetry", "install"),
+     '[tool.poetry.dependencies]\n'
+     'torch = { version = "*", source = "pytorch-cu132", allow-prereleases = true }\n'
+     'torchvision = { version = "*", source = "pytorch-cu132", allow-prereleases = true }\n\n'
+     f'[[tool.poetry.source]]\nname = "pytorch-cu132"\nurl = "{NIGHTLY}"\npriority = "explicit"\n'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("installer", "channel", "argv", "config"), INSTALLERS)
+def test_each_installer_whole(
+    installer: str, channel: str, argv: tuple[str, ...], config: str | None
+) -> None:
+    torch = "2.14.1" if channel == "stable" else None
+    opts = {"installer": installer, "channel": channel, "with_packages": ("torchvision",)}
+    p = make_plan(spec_facts(**WIN), PlanOptions(torch=torch, **opts), M)  # type: ignore[arg-type]
+    assert (p.argv, p.config) == (argv, config)
+    assert p.command == " ".join(a if "*" not in a else f"'{a}'" for a in argv)
+
+
+@pytest.mark.parametrize(
+    ("installer", "argv", "config"),
+    [
+        ("uv-project", ("uv", "add", "torch==2.14.1", "torchvision==0.29.*"),
+         '[project]\ndependencies = ["torch==2.14.1", "torchvision==0.29.*"]\n'),
+        ("poetry", ("poetry", "add", "torch==2.14.1", "torchvision==0.29.*"),
+         '[tool.poetry.dependencies]\ntorch = "2.14.1"\ntorchvision = "0.29.*"\n'),
+        ("requirements", ("pip", "install", "-r", "requirements.txt"),
+         "torch==2.14.1\ntorchvision==0.29.*\n"),
+    ],
+)  # fmt: skip
+def test_each_installer_from_pypi_alone(installer: str, argv: tuple[str, ...], config: str) -> None:
+    opts = PlanOptions(installer=installer, with_packages=("torchvision",), torch="2.14.1")  # type: ignore[arg-type]
+    p = make_plan(nvidia("580.95.05"), opts, M)
+    assert (p.index_url, p.argv, p.config) == (None, argv, config)
