@@ -205,3 +205,23 @@ def test_same_build_line() -> None:
     assert not V("cu126").same_build(V("rocm6.2"))
     assert V("cu126").same_build(V("cu126")) and not V("cu126").same_build(V("cu128"))
     assert MPS.index_variant == CPU and V("cu126").index_variant == V("cu126")
+
+
+def test_why_a_driver_is_too_old_in_words() -> None:
+    by_driver = driver_fit("520.61.05", "12.8.0", "linux", M.cuda)
+    assert by_driver.judged_by == "driver" and by_driver.too_old
+    floor = M.cuda["12.8"].mvc.for_os("linux")[1]
+    assert by_driver.why_not() == (
+        f"needs driver >= 570.26 (>= {floor} with minor-version compatibility)"
+    )
+    by_cuda = driver_fit(None, "12.8.0", "linux", M.cuda, driver_cuda="11.8")
+    assert by_cuda.judged_by == "cuda"
+    assert by_cuda.why_not() == "needs a driver for CUDA 12.8 (>= 570.26)"
+    assert driver_fit("570.26", "12.8.0", "linux", M.cuda).why_not() == ""
+    unknown = driver_fit("570.86.10", "10.2.89", "linux", M.cuda)
+    assert unknown.why_not() == "no driver data for CUDA 10.2"
+
+
+def test_an_arch_is_text() -> None:
+    for bad in (None, 86, ["sm_86"]):
+        assert Arch.parse(bad) is None  # type: ignore[arg-type]
