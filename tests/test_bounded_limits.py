@@ -7,6 +7,7 @@ import io
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -366,3 +367,46 @@ def test_open_file_reads_a_regular_file_in_pieces(tmp_path: Path) -> None:
 def test_text_stdin_with_a_lone_surrogate_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("a\ud800b"))
     assert bounded.read_stdin(10) == b"a?b"
+
+
+def test_a_new_file_gets_0666_less_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        bounded.write_file(tmp_path / "w", b"x")
+        bounded.append_file(tmp_path / "a", b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "w").stat().st_mode) == 0o666
+    assert stat.S_IMODE((tmp_path / "a").stat().st_mode) == 0o666
+
+
+def test_a_killed_group_takes_its_grandchildren(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    code = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "open(sys.argv[1], 'w').write(str(p.pid))\n"
+        "time.sleep(60)\n"
+    )
+    ran = bounded.run([sys.executable, "-c", code, str(pidfile)], 3, 100)
+    assert ran.timed_out and ran.returncode is None
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        if Path(f"/proc/{grandchild}/stat").read_text().split(")")[1].split()[0] == "Z":
+            break
+        time.sleep(0.02)
+    else:
+        pytest.fail(f"the grandchild {grandchild} outlived its group")
+
+
+def test_a_command_gets_its_environment_and_folder(tmp_path: Path) -> None:
+    code = "import os, sys; print(os.environ.get('SETUP_ENV_T'), os.getcwd(), sys.stdin.read())"
+    ran = bounded.run(
+        [sys.executable, "-c", code], 30, 1000, env={"SETUP_ENV_T": "1"}, cwd=str(tmp_path)
+    )
+    assert ran.stdout.decode().split() == ["1", str(tmp_path)]  # and stdin is empty, not ours
