@@ -410,3 +410,44 @@ def test_a_command_gets_its_environment_and_folder(tmp_path: Path) -> None:
         [sys.executable, "-c", code], 30, 1000, env={"SETUP_ENV_T": "1"}, cwd=str(tmp_path)
     )
     assert ran.stdout.decode().split() == ["1", str(tmp_path)]  # and stdin is empty, not ours
+
+
+def test_stdin_is_read_as_bytes_and_never_past_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a UTF-16 paste through a pipe arrives as its bytes (the reader decodes it, BOM and all)
+    utf16 = "report".encode("utf-16")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(utf16)))
+    assert bounded.read_stdin(100) == utf16
+    # past the limit: one byte more is read, never the rest
+    stdin = io.TextIOWrapper(io.BytesIO(b"x" * 20))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    with pytest.raises(bounded.ReadFailed):
+        bounded.read_stdin(10)
+    assert stdin.buffer.read() == b"x" * 9
+    # a text stream: characters counted as they come, exactly up to the limit
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x" * 10))
+    assert bounded.read_stdin(10) == b"x" * 10
+    text = io.StringIO("x" * 20)
+    monkeypatch.setattr(sys, "stdin", text)
+    with pytest.raises(bounded.ReadFailed):
+        bounded.read_stdin(10)
+    assert text.read() == "x" * 9
+
+
+def test_no_stdin_is_missing_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_stdin(10)
+    assert str(err.value) == "stdin: no standard input" and err.value.path == "stdin"
+
+
+def test_a_closed_stdin_is_no_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    closed = io.TextIOWrapper(io.BytesIO(b""))
+    closed.close()
+    monkeypatch.setattr(sys, "stdin", closed)
+    assert bounded.stdin_is_terminal() is False
+    assert bounded.read_terminal_line() is None
+
+
+def test_a_terminal_line_is_cut_at_1024_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(b"y" * 2000 + b"\n")))
+    assert bounded.read_terminal_line() == "y" * 1024
