@@ -612,9 +612,9 @@ def popen_group(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     if os.name == "posix":
         kwargs["start_new_session"] = True
     else:  # pragma: no cover - Windows
-        kwargs["creationflags"] = kwargs.get("creationflags", 0) | getattr(
-            subprocess, "CREATE_NEW_PROCESS_GROUP", 0
-        )
+        # Windows only: no test on Linux sees a change here (scripts/mutate skips it)
+        group = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)  # pragma: no mutate
+        kwargs["creationflags"] = kwargs.get("creationflags", 0) | group  # pragma: no mutate
     return subprocess.Popen(list(argv), **kwargs)
 
 
