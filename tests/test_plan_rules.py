@@ -311,3 +311,61 @@ def test_each_installer_from_pypi_alone(installer: str, argv: tuple[str, ...], c
     opts = PlanOptions(installer=installer, with_packages=("torchvision",), torch="2.14.1")  # type: ignore[arg-type]
     p = make_plan(nvidia("580.95.05"), opts, M)
     assert (p.index_url, p.argv, p.config) == (None, argv, config)
+
+
+# --- --variant: the route that takes the build asked for
+
+
+def test_variant_mps_is_apple_silicon_only() -> None:
+    p = plan(nvidia("580.95.05"), variant="mps")
+    assert (p.status, p.reason_codes) == ("none", ("mps-apple-only",))
+    assert p.reasons == ("--variant mps: MPS is Apple Silicon only",)
+    mac = plan(spec_facts(os="macos", arch="arm64", python="3.12"), variant="mps")
+    assert (mac.status, mac.variant, mac.source) == ("ok", V("mps"), "pypi")
+
+
+def test_variant_cpu_on_a_gpu_machine_is_asked_not_a_fallback() -> None:
+    p = plan(nvidia("580.95.05"), variant="cpu")
+    assert (p.status, p.variant, p.source) == ("ok", V("cpu"), "index")
+    assert p.reason_codes[0] == "variant-as-asked"
+    assert p.torch_version == M.newest.version.public
+
+
+def test_variant_from_pypi_when_it_is_pypis_default() -> None:
+    p = plan(nvidia("580.95.05"), variant="cu130", torch="2.14.1")
+    assert (p.variant, p.source, p.index_url, p.driver_compat) == (V("cu130"), "pypi", None, "full")
+    assert p.reasons[0] == "torch 2.14.1 cu130, as asked (--variant cu130)"
+
+
+def test_variant_from_the_index_in_the_newest_release_that_has_it() -> None:
+    p = plan(nvidia("580.95.05"), variant="cu126")
+    assert (p.torch_version, p.variant, p.source) == ("2.14.1", V("cu126"), "index")
+    assert p.reason_codes == ("variant-as-asked", "newest-release-blocked")
+    assert p.reasons[1] == f"torch {M.newest.version} has no confirmed cu126 build for linux_x86_64"
+
+
+def test_variant_on_a_driver_too_old_for_it_says_so_and_offers_the_driver() -> None:
+    p = plan(nvidia("520.61.05"), variant="cu126", torch="2.14.1")
+    assert (p.status, p.variant, p.driver_compat) == ("ok", V("cu126"), None)
+    assert "driver-too-old" in p.warning_codes
+    assert [f.kind for f in p.fixes] == ["upgrade-driver"] and ">= 560.35.05" in p.fixes[0].summary
+    mvc = plan(nvidia("550.54.14"), variant="cu126", torch="2.14.1")
+    assert mvc.driver_compat == "mvc" and not mvc.fixes
+
+
+def test_variant_without_kernels_for_the_gpu_warns() -> None:
+    p = plan(nvidia("580.95.05", "RTX 5090"), variant="cu118")
+    assert (p.status, p.variant) == ("ok", V("cu118"))
+    assert "arch-missing" in p.warning_codes
+    assert "arch-missing" not in plan(nvidia("580.95.05"), variant="cu118").warning_codes
+
+
+def test_variant_with_no_confirmed_build_names_the_release_that_has_one() -> None:
+    p = plan(nvidia("580.95.05"), variant="cu130", torch="2.15.0")
+    assert (p.status, p.reason_codes) == ("none", ("no-variant-build",))
+    assert p.reasons == (
+        "no confirmed cu130 build of torch for linux_x86_64 and Python 3.12 in torch 2.15.0",
+    )
+    assert "unverified-variant" in p.warning_codes
+    assert [f.kind for f in p.fixes] == ["pin-torch"]
+    assert p.fixes[0].summary.endswith("--torch 2.14.1 --variant cu130")
