@@ -369,3 +369,34 @@ def test_variant_with_no_confirmed_build_names_the_release_that_has_one() -> Non
     assert "unverified-variant" in p.warning_codes
     assert [f.kind for f in p.fixes] == ["pin-torch"]
     assert p.fixes[0].summary.endswith("--torch 2.14.1 --variant cu130")
+
+
+def test_a_gpu_served_only_by_ptx_needs_the_full_driver() -> None:
+    """PTX is JIT-compiled by the driver, which minor-version compatibility does not cover: a
+    GPU that runs a build only through PTX needs the build's own driver, not the MVC floor.
+    The bundled matrix has no PTX build today, so one is made: torch 2.14.1's cu126 for
+    linux_x86_64 with its SASS up to sm_90 and PTX for compute_90, the only CUDA build left."""
+    key = (V("cu126"), "2.14.1", "linux_x86_64")
+    build = M.builds[key]
+    builds = dict(M.builds)
+    builds[key] = dataclasses.replace(
+        build, sass=tuple(cc for cc in build.sass if cc < (12, 0)), ptx=((9, 0),)
+    )
+    for other in ("cu130", "cu132"):
+        builds.pop((V(other), "2.14.1", "linux_x86_64"), None)
+    ptx_matrix = dataclasses.replace(M, builds=builds)
+
+    def ptx_plan(gpu: str, driver: str | None) -> Plan:
+        return make_plan(nvidia(driver, gpu), PlanOptions(torch="2.14.1"), ptx_matrix)
+
+    # 550.54.14: above CUDA 12's MVC floor, below cu126's own 560.35.05
+    assert ptx_plan("RTX 4090", "550.54.14").driver_compat == "mvc"  # SASS: MVC serves it
+    p = ptx_plan("RTX 5090", "550.54.14")  # sm_120 through compute_90 PTX: it does not
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    p = ptx_plan("RTX 5090", "580.95.05")
+    assert (p.status, p.variant, p.driver_compat) == ("ok", V("cu126"), "full")
+    assert "arch-ptx" in p.warning_codes
+    none = ptx_plan("RTX 5090", None)
+    assert none.driver_compat == "no-driver"
+    assert not any("minor-version compatibility" in w for w in none.warnings)
+    assert "minor-version compatibility" in " ".join(ptx_plan("RTX 4090", None).warnings)
