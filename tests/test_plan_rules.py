@@ -400,3 +400,62 @@ def test_a_gpu_served_only_by_ptx_needs_the_full_driver() -> None:
     assert none.driver_compat == "no-driver"
     assert not any("minor-version compatibility" in w for w in none.warnings)
     assert "minor-version compatibility" in " ".join(ptx_plan("RTX 4090", None).warnings)
+
+
+# --- the nightly channel: the machine's accelerator on PyTorch's nightly index
+
+NIGHTLY_BASE = "https://download.pytorch.org/whl/nightly/"
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "variant"),
+    [
+        (
+            {"os": "linux", "gpus": ["RTX 4090"], "driver": "580.95.05"},
+            {},
+            "cu132",
+        ),  # stable's CUDA
+        ({"os": "linux", "gpus": ["MI300X"]}, {}, "rocm7.14"),  # the newest ROCm
+        ({"os": "linux", "gpus": ["Arc A770"]}, {}, "xpu"),
+        ({"os": "windows", "gpus": ["Arc A770"]}, {}, "xpu"),
+        ({"os": "linux"}, {}, "cpu"),
+        ({"os": "macos"}, {}, "cpu"),
+        ({"os": "linux"}, {"variant": "cu130"}, "cu130"),  # as asked
+    ],
+)
+def test_nightly_takes_the_machines_build(
+    spec: dict[str, Any], options: dict[str, str], variant: str
+) -> None:
+    p = plan(spec_facts(python="3.12", **spec), channel="nightly", **options)
+    assert (p.status, p.variant, p.source, p.torch_version) == ("ok", V(variant), "nightly", None)
+    assert p.index_url == NIGHTLY_BASE + variant
+    assert p.reasons[0] == f"nightly {variant} build from PyTorch's nightly index"
+    assert "nightly-unverified" in p.warning_codes
+    assert p.argv[:3] == ("pip", "install", "--pre") and p.requirements == ("torch",)
+
+
+def test_nightly_on_a_mirror() -> None:
+    p = plan(
+        spec_facts(os="linux", python="3.12"), channel="nightly", index_url="https://m.example/whl/"
+    )
+    assert p.index_url == "https://m.example/whl/nightly/cpu"
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "code", "reason"),
+    [
+        ({"os": "linux", "gpus": ["sm_37"], "driver": "470.82.01"}, {}, "nightly-no-gpu-build",
+         "no nightly CUDA build is known to carry kernels for these GPUs "
+         f"(data of {M.newest.version})"),
+        ({"os": "linux"}, {"variant": "cu118"}, "nightly-no-variant",
+         "the nightly channel has no cu118 build for linux_x86_64 in the data"),
+        ({"os": "windows", "gpus": ["MI300X"]}, {}, "nightly-no-variant",
+         "the nightly channel has no ROCm build for windows_x86_64"),
+    ],
+)  # fmt: skip
+def test_nightly_without_a_build(
+    spec: dict[str, Any], options: dict[str, str], code: str, reason: str
+) -> None:
+    p = plan(spec_facts(python="3.12", **spec), channel="nightly", **options)
+    assert (p.status, p.reason_codes, p.reasons) == ("none", (code,), (reason,))
+    assert not p.command
