@@ -459,3 +459,39 @@ def test_nightly_without_a_build(
     p = plan(spec_facts(python="3.12", **spec), channel="nightly", **options)
     assert (p.status, p.reason_codes, p.reasons) == ("none", (code,), (reason,))
     assert not p.command
+
+
+# --- AMD and Intel: the accelerator route alone
+
+
+def test_an_intel_gpu_gets_the_xpu_index_with_its_driver_note() -> None:
+    for os_name in ("linux", "windows"):
+        p = plan(spec_facts(os=os_name, python="3.12", gpus=["Arc A770"]))
+        assert (p.status, p.torch_version, p.variant) == ("ok", "2.14.1", V("xpu"))
+        assert p.index_url == "https://download.pytorch.org/whl/xpu"
+        assert p.reasons[:2] == (
+            "Intel GPU(s) Arc A770: torch 2.14.1 from PyTorch's xpu index (PyPI's wheels carry "
+            "no Intel GPU support)",
+            f"torch {M.newest.version}: no xpu build is confirmed in the data",
+        )
+        assert {"unverified-fit", "xpu-driver-needed"} <= set(p.warning_codes)
+        assert f"{M.newest.version}+xpu may exist" in " ".join(p.warnings)
+
+
+def test_amd_gpus_are_named_with_their_gfx_and_checked_against_the_wheel() -> None:
+    p = plan(spec_facts(os="linux", python="3.12", gpus=["MI300X", "RX 7900 XTX"]))
+    assert (p.status, p.variant) == ("ok", V("rocm7.14"))
+    assert p.reasons[0] == (
+        "AMD GPU(s) MI300X (gfx942), RX 7900 XTX (gfx1100): torch 2.14.1 from PyTorch's "
+        "rocm7.14 index (PyPI's wheels carry no AMD GPU support)"
+    )
+    assert p.reasons[2].startswith("torch 2.14.1+rocm7.14 carries gfx942, gfx1100 (")
+    assert "xpu-driver-needed" not in p.warning_codes
+
+
+def test_rocm_on_windows_is_a_cpu_fallback_that_says_why() -> None:
+    p = plan(spec_facts(os="windows", python="3.12", gpus=["MI300X"]))
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    assert p.reason_codes == ("cpu-fallback", "rocm-linux-only")
+    assert p.reasons[1] == "PyTorch publishes ROCm wheels for Linux x86_64 only, not windows_x86_64"
+    assert [f.kind for f in p.fixes] == ["cpu"]
