@@ -495,3 +495,59 @@ def test_rocm_on_windows_is_a_cpu_fallback_that_says_why() -> None:
     assert p.reason_codes == ("cpu-fallback", "rocm-linux-only")
     assert p.reasons[1] == "PyTorch publishes ROCm wheels for Linux x86_64 only, not windows_x86_64"
     assert [f.kind for f in p.fixes] == ["cpu"]
+
+
+# --- when nothing installs: what does, and what to change
+
+
+def fixes(p: Plan) -> list[tuple[str, str]]:
+    return [(f.kind, f.summary) for f in p.fixes]
+
+
+def test_a_pin_for_an_old_python_names_the_release_that_installs() -> None:
+    p = plan(spec_facts(os="linux", python="3.9"), torch="2.14.1")
+    assert (p.status, p.reasons) == ("none", ("torch 2.14.1 needs Python >=3.10",))
+    assert fixes(p) == [
+        ("pin-torch", "torch 2.8.0 is the newest release that installs for Python 3.9 on "
+         "linux_x86_64: --torch 2.8.0"),
+        ("change-python", "use Python 3.10–3.14 for torch 2.14.1 (e.g. `uv venv --python 3.10`)"),
+    ]  # fmt: skip
+
+
+def test_a_pin_for_an_old_glibc_says_move_to_a_newer_system() -> None:
+    p = plan(spec_facts(os="linux", python="3.12", glibc="2.17"), torch="2.14.1")
+    assert p.reasons == ("torch 2.14.1 needs glibc >= 2.28 (this system has 2.17)",)
+    assert [k for k, _s in fixes(p)] == ["pin-torch", "newer-os"]
+    assert fixes(p)[0][1].endswith("--torch 2.5.1")
+    assert fixes(p)[1][1].startswith(
+        "torch 2.14.1 needs glibc >= 2.28: move to a newer distribution"
+    )
+
+
+def test_a_free_threaded_python_is_named_with_its_t() -> None:
+    p = plan(spec_facts(os="linux", python="3.14t"), torch="2.8.0")
+    assert p.reasons == ("torch 2.8.0 has no wheel for Python 3.14t",)
+    assert fixes(p) == [
+        ("pin-torch", "torch 2.15.0 is the newest release that installs for Python 3.14t on "
+         "linux_x86_64: --torch 2.15.0"),
+        ("change-python", "use Python 3.9–3.13 (free-threaded: 3.13t) for torch 2.8.0 "
+         "(e.g. `uv venv --python 3.9`)"),
+    ]  # fmt: skip
+
+
+def test_an_old_macos_is_told_to_upgrade() -> None:
+    p = plan(spec_facts(os="macos", python="3.12", macos="13.0"))
+    assert (p.torch_version, p.reason_codes[0]) == ("2.11.0", "apple-old-macos")
+    assert "mps-needs-macos-14" in p.warning_codes
+    assert fixes(p) == [
+        ("upgrade-os", f"upgrade macOS to 14.0 or later for torch {M.newest.version}")
+    ]
+
+
+def test_facts_without_a_python_ask_for_one() -> None:
+    f = spec_facts(os="linux", python="3.12")
+    f = dataclasses.replace(f, python=dataclasses.replace(f.python, version=None, tags=()))
+    p = plan(f)
+    assert (p.status, p.reason_codes) == ("none", ("no-python",))
+    assert [k for k, _s in fixes(p)] == ["name-python"]
+    assert "setup-env plan --os linux --python 3.12" in p.fixes[0].summary
