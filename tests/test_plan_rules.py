@@ -551,3 +551,33 @@ def test_facts_without_a_python_ask_for_one() -> None:
     assert (p.status, p.reason_codes) == ("none", ("no-python",))
     assert [k for k, _s in fixes(p)] == ["name-python"]
     assert "setup-env plan --os linux --python 3.12" in p.fixes[0].summary
+
+
+def test_the_facts_a_plan_reports_having_used() -> None:
+    from setup_env.decide.plan.target import facts_summary
+
+    f = spec_facts(
+        os="linux", python="3.13t", glibc="2.28", gpus=["RTX 5090", "MI300X"], driver="575.57.08"
+    )
+    assert facts_summary(f) == {
+        "os": "linux", "distro": None, "glibc": "2.28", "macos": None, "wsl": None,
+        "arch": "x86_64", "cpu_arch": "x86_64", "python": "3.13", "free_threaded": True,
+        "rosetta": None, "nvidia_driver": "575.57.08", "cuda_driver": None, "apple_chip": None,
+        "gpus": [
+            {"index": 0, "name": "RTX 5090", "vendor": "nvidia", "compute_capability": "12.0",
+             "gfx_arch": None, "mig_mode": None, "catalogue_match": "exact",
+             "driver_window": {"first_branch": 570, "last_branch": None},
+             "sources": {"compute_capability": "spec", "memory_bytes": "catalogue",
+                         "driver_window": "catalogue"}},
+            {"index": 1, "name": "MI300X", "vendor": "amd", "compute_capability": None,
+             "gfx_arch": "gfx942", "mig_mode": None, "catalogue_match": "exact",
+             "driver_window": None, "sources": {"gfx": "spec", "memory_bytes": "catalogue"}},
+        ],
+    }  # fmt: skip
+    mac = facts_summary(spec_facts(os="macos", arch="arm64", python="3.12", gpus=["M2 Max"]))
+    assert (mac["os"], mac["arch"], mac["apple_chip"], mac["nvidia_driver"]) == (
+        "darwin",
+        "arm64",
+        "Apple M2 Max",
+        None,
+    )
