@@ -6,6 +6,7 @@ import errno
 import io
 import os
 import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -451,3 +452,73 @@ def test_a_closed_stdin_is_no_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_terminal_line_is_cut_at_1024_characters(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(b"y" * 2000 + b"\n")))
     assert bounded.read_terminal_line() == "y" * 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux /proc")
+def test_a_read_that_lands_exactly_on_the_limit_looks_one_byte_further() -> None:
+    """/proc/<pid>/smaps answers in pieces of about a page, whatever is asked. With the limit
+    at exactly the first piece, the reader has read `limit` bytes and the file is not at its
+    end: it must ask once more and refuse, never return the first piece as the whole file."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        path = f"/proc/{child.pid}/smaps"
+        deadline = time.monotonic() + 10
+        while True:  # until the interpreter has mapped what it maps (a stable answer)
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                first = len(os.read(fd, 1 << 20))
+                rest = len(os.read(fd, 1 << 20))
+            finally:
+                os.close(fd)
+            if rest > 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert rest > 0, "smaps came in one piece: nothing to test the landing with"
+        with pytest.raises(bounded.ReadFailed) as err:
+            bounded.read_file(path, first)
+        assert err.value.kind == "too-large"
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+
+
+@pytest.mark.parametrize(
+    ("char", "shown"),
+    [
+        ("\x9f", "\\x9f"),  # the last code below 0x100: two hex digits
+        ("\u0378", "\\u0378"),  # 0x100 and up: four (U+0378 is unassigned, so not printable)
+        ("\uffff", "\\uffff"),  # the last below 0x10000
+        ("\U000e0001", "\\U000e0001"),  # from 0x10000: \U and eight
+    ],
+)
+def test_one_line_escape_widths_at_their_edges(char: str, shown: str) -> None:
+    assert bounded.one_line(char) == shown
+
+
+def test_a_refusal_names_the_path_and_why(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.confined(tmp_path, root)
+    assert (err.value.path, err.value.detail) == (str(tmp_path), f"outside {root}")
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 11)
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_file(big, 10)
+    assert str(err.value) == f"{big}: over 10 bytes"
+
+
+def test_not_json_says_what_and_why_in_one_line() -> None:
+    with pytest.raises(bounded.InputError) as err:
+        bounded.parse_json("{\n  'a': 1\n}", "the facts")
+    message = str(err.value)
+    assert message.startswith("the facts is not JSON (Expecting property name enclosed in double")
+    assert "\n" not in message
+    docs, error = bounded.parse_json_documents("[1] {'a'", "log")
+    assert docs == [[1]] and error is not None
+    assert error.startswith("log (document 2) is not JSON (Expecting property name")
+    # integers are bounded in every document, also where NaN is allowed
+    with pytest.raises(bounded.InputError, match="an integer of 41 digits"):
+        bounded.parse_json("9" * 41, allow_nan=True)
+    docs, error = bounded.parse_json_documents("9" * 41, "log", allow_nan=True)
+    assert docs == [] and error == "log is not JSON (an integer of 41 digits)"
