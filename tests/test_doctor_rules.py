@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from setup_env.decide.doctor import examine
+from setup_env.decide.model import Finding
 from setup_env.facts import CudaToolkit, Facts, InstalledPackage
 from setup_env.knowledge import matrix as mx
 from setup_env.knowledge.variant import CPU, Variant
@@ -89,3 +90,52 @@ def test_a_toolkit_without_a_driver_on_linux_and_on_windows() -> None:
     mac = replace(linux, os=replace(linux.os, family="darwin", libc=None, glibc=None))
     assert "toolkit-without-driver" not in codes(mac)
     assert "toolkit-without-driver" not in codes(replace(linux, toolkits=()))
+
+
+def only(facts: Facts, code: str) -> Finding:
+    hits = [f for f in examine(facts, None, M) if f.code == code]
+    assert len(hits) == 1, codes(facts)
+    return hits[0]
+
+
+def test_a_driver_too_old_for_torchs_cuda_whole() -> None:
+    f = only(report("linux-h100-cu130-driver570.txt"), "cuda-newer-than-driver")
+    assert f == Finding(
+        "cuda-newer-than-driver",
+        "error",
+        "torch's CUDA 13.0 is newer than driver 570.172.08 supports",
+        evidence=(
+            "torch 2.9.0 is built with CUDA 13.0",
+            "NVIDIA driver 570.172.08",
+            "CUDA 13.0 needs driver >= 580 (minor-version compatibility), >= 580.95.05 for "
+            "full compatibility",
+        ),
+        fix="upgrade the NVIDIA driver to >= 580",
+        details={"min_driver": "580", "reason": "driver-too-old"},
+    )
+
+
+def test_a_driver_known_only_by_its_cuda_whole() -> None:
+    f = only(report("linux-driver-too-old-9010-cu102.txt"), "cuda-newer-than-driver")
+    assert (f.title, f.fix, f.details) == (
+        "torch's CUDA 10.2 is newer than driver 9.1 supports",
+        "upgrade the NVIDIA driver",
+        {"min_driver": "", "reason": "driver-too-old"},
+    )
+    assert f.evidence[1] == "the driver supports CUDA up to 9.1"
+
+
+def test_minor_version_compatibility_is_a_note_with_the_full_driver() -> None:
+    facts = with_torch(report("linux-h100-cu130-driver570.txt"), "2.7.0+cu128", "cu128", "12.8")
+    assert facts.nvidia is not None
+    older = replace(facts, nvidia=replace(facts.nvidia, driver_version="550.54.14"))
+    f = only(older, "cuda-minor-version-compat")
+    assert (f.severity, f.title) == (
+        "info",
+        "driver 550.54.14 runs CUDA 12.8 through minor-version compatibility",
+    )
+    assert f.evidence[1] == "NVIDIA driver 550.54.14"
+    assert f.fix is not None and f.fix.endswith("needs driver >= 570.26")
+    assert f.details == {"min_driver": "570.26", "reason": "driver-mvc"}
+    assert "cuda-minor-version-compat" not in codes(facts)  # 570.172.08 runs it fully
+    assert "cuda-newer-than-driver" not in codes(older)
