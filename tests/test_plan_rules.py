@@ -581,3 +581,44 @@ def test_the_facts_a_plan_reports_having_used() -> None:
         "Apple M2 Max",
         None,
     )
+
+
+# --- no wheels for this platform at all
+
+
+def test_windows_on_arm_is_said_with_what_is_known() -> None:
+    p = plan(spec_facts(os="windows", arch="arm64", python="3.12"))
+    assert (p.status, p.reason_codes) == ("none", ("no-platform", "platform-unsure"))
+    assert p.reasons[0] == "no torch release in this data lists wheels for windows on arm64"
+    assert p.reasons[1].startswith(
+        "PyTorch's cpu index has native Windows on Arm64 CPU wheels for Python 3.11–3.13 "
+        "(none on PyPI); which torch releases carry them is not in this data [?: "
+    )
+    assert fixes(p) == [(
+        "change-python",
+        "with a native arm64 Python 3.11–3.13, install torch from PyTorch's cpu index "
+        "(https://download.pytorch.org/whl/cpu); otherwise use an x64 Python (runs under "
+        "emulation, CPU only) or WSL2",
+    )]  # fmt: skip
+    bare = dataclasses.replace(M, platform_notes={})
+    p = make_plan(spec_facts(os="windows", arch="arm64", python="3.12"), PlanOptions(), bare)
+    assert p.reason_codes == ("no-platform",)
+    assert fixes(p)[0][1].startswith("no Windows on Arm wheels are in this data")
+
+
+def test_a_cpu_or_system_without_wheels() -> None:
+    f = spec_facts(os="linux", python="3.12")
+    ppc = dataclasses.replace(
+        f,
+        python=dataclasses.replace(f.python, machine="ppc64le", tags=()),
+        cpu=dataclasses.replace(f.cpu, architecture="ppc64le"),
+    )
+    p = plan(ppc)
+    assert (p.status, p.reasons, p.fixes) == (
+        "none",
+        ("PyTorch publishes no wheels for linux on ppc64le",),
+        (),
+    )
+    bsd = dataclasses.replace(f, os=dataclasses.replace(f.os, family="freebsd"))
+    assert plan(bsd).reasons == ("PyTorch publishes no wheels for freebsd on x86_64",)
+    assert plan(ppc, channel="nightly").reason_codes == ("no-platform",)
