@@ -4,12 +4,23 @@ compute capability, the variant labels the index uses, the order of variants."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+from packaging.version import Version
 
 from setup_env.knowledge import matrix as mx
-from setup_env.knowledge.cuda import Arch, driver_fit, parse_cc, runs_on, sm_of, window_fit
+from setup_env.knowledge.cuda import (
+    Arch,
+    DriverFit,
+    driver_fit,
+    parse_cc,
+    runs_on,
+    sm_of,
+    window_fit,
+)
 from setup_env.knowledge.variant import CPU, MPS, XPU, Variant, VariantError, is_index_label
 
 M = mx.load_matrix(Path(__file__).resolve().parent / "fixtures" / "matrix" / "wheels-subset.json")
@@ -225,3 +236,72 @@ def test_why_a_driver_is_too_old_in_words() -> None:
 def test_an_arch_is_text() -> None:
     for bad in (None, 86, ["sm_86"]):
         assert Arch.parse(bad) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("driver", "toolkit", "os", "extra", "want"),
+    [
+        ("570.26", "12.8.0", "linux", {}, ("full", "driver-full", "570.26", "525.60.13", "driver")),
+        ("560.0", "12.8.0", "linux", {}, ("mvc", "driver-mvc", "570.26", "525.60.13", "driver")),
+        ("520.61.05", "12.8.0", "linux", {},
+         ("too-old", "driver-too-old", "570.26", "525.60.13", "driver")),
+        # PTX JIT: no minor-version compatibility, and no MVC floor to show
+        ("520.61.05", "12.8.0", "linux", {"needs_ptx": True},
+         ("too-old", "driver-too-old", "570.26", None, "driver")),
+        ("560.0", "12.8.0", "linux", {"needs_ptx": True},
+         ("too-old", "driver-too-old-ptx", "570.26", None, "driver")),
+        (None, "12.8.0", "linux", {"driver_cuda": "12.9"},
+         ("full", "driver-full", "570.26", "525.60.13", "cuda")),
+        (None, "12.8.0", "linux", {"driver_cuda": "12.4"},
+         ("mvc", "driver-mvc", "570.26", "525.60.13", "cuda")),
+        (None, "12.8.0", "linux", {"driver_cuda": "11.8"},
+         ("too-old", "driver-too-old", "570.26", "525.60.13", "cuda")),
+        (None, "12.8.0", "windows", {}, ("no-driver", "driver-absent", "570.65", "528.33", "")),
+        (None, "12.8", "linux", {}, ("no-driver", "driver-absent", "570.124.06", "525.60.13", "")),
+        ("570.86.10", "10.2.89", "linux", {}, ("unknown", "driver-no-data", None, None, "")),
+        # no table row, but the driver says which CUDA it runs
+        ("570.86.10", "10.2.89", "linux", {"driver_cuda": "12.8"},
+         ("full", "driver-full", None, None, "cuda")),
+    ],
+)  # fmt: skip
+def test_driver_fit_whole(
+    driver: str | None, toolkit: str, os: str, extra: dict[str, Any], want: tuple[Any, ...]
+) -> None:
+    fit = driver_fit(driver, toolkit, os, M.cuda, **extra)
+    cuda = ".".join(toolkit.split(".")[:2])
+    assert fit == DriverFit(want[0], want[1], cuda, want[2], want[3], want[4])
+
+
+def test_minor_version_compatibility_starts_at_cuda_11_1_exactly() -> None:
+    floor = mx.DriverFloor(Version("455.23"), Version("456.38"), "V", "455.23", "456.38")
+    mvc = mx.DriverFloor(Version("450.80.02"), Version("452.39"), "V", "450.80.02", "452.39")
+    for xy, compat, code in (("11.1", "mvc", "driver-mvc"), ("11.0", "too-old", "driver-too-old")):
+        row = replace(M.cuda["11.8"], version=xy, updates={f"{xy}.0": floor}, mvc=mvc)
+        fit = driver_fit("450.80.02", f"{xy}.0", "linux", {xy: row})
+        assert (fit.compat, fit.code) == (compat, code)
+
+
+def test_driver_fit_edges() -> None:
+    # exactly on the MVC floor, PTX JIT needed: blocked for PTX, and said so
+    fit = driver_fit("525.60.13", "12.8.0", "linux", M.cuda, needs_ptx=True)
+    assert fit.code == "driver-too-old-ptx"
+    # an update the table does not list yet is judged by the newest it lists
+    assert driver_fit(None, "12.8.5", "linux", M.cuda).toolkit_min == "570.124.06"
+    # a CUDA the table has no row for, known through the driver's CUDA: nothing invented
+    fit = driver_fit(None, "14.0.0", "linux", M.cuda, driver_cuda="14.0")
+    assert fit == DriverFit("full", "driver-full", "14.0", None, None, "cuda")
+    assert driver_fit(None, "10.2.89", "linux", M.cuda, driver_cuda="9.1").why_not() == (
+        "needs a driver for CUDA 10.2"
+    )
+    # "newest" by number, not by text: 12.9.10 is after 12.9.9
+    a = mx.DriverFloor(Version("575.51.3"), Version("576.2"), "V", "575.51.03", "576.02")
+    b = mx.DriverFloor(Version("575.57.8"), Version("576.57"), "V", "575.57.08", "576.57")
+    row = replace(M.cuda["12.9"], updates={"12.9.9": a, "12.9.10": b})
+    assert driver_fit(None, "12.9", "linux", {"12.9": row}).toolkit_min == "575.57.08"
+
+
+def test_a_ptx_only_arch_is_named_compute() -> None:
+    assert str(Arch.parse("compute_90")) == "compute_90"
+    assert Arch.parse("compute_90") is not None and Arch.parse("compute_90").names() == (
+        "compute_90",
+    )  # type: ignore[union-attr]
