@@ -139,3 +139,37 @@ def test_minor_version_compatibility_is_a_note_with_the_full_driver() -> None:
     assert f.details == {"min_driver": "570.26", "reason": "driver-mvc"}
     assert "cuda-minor-version-compat" not in codes(facts)  # 570.172.08 runs it fully
     assert "cuda-newer-than-driver" not in codes(older)
+
+
+def test_an_installed_rocm_torch_without_the_gpus_gfx() -> None:
+    """RX 9070 XT (gfx1201) with torch 2.6.0+rocm6.2.4, whose wheel has no gfx12 code: the
+    finding names the GPU and what the wheel carries; the fix is the plan's build when it
+    names another, else a source build for that gfx. The bundled matrix knows the gfx lists."""
+    from setup_env.decide.model import PlanOptions
+    from setup_env.decide.plan import make_plan, spec_facts
+
+    bundled = mx.load_matrix(mx.BUNDLED_PATH)
+    facts = spec_facts(os="linux", python="3.12", gpus=["RX 9070 XT"])
+    torch = InstalledPackage("torch", "2.6.0+rocm6.2.4", variant=V("rocm6.2.4"), installer="pip")
+    facts = replace(facts, packages=(torch,))
+    carries = "torch 2.6.0+rocm6.2.4 (rocm6.2.4) carries gfx900 gfx906 gfx908 gfx90a gfx942 "
+    carries += "gfx1030 gfx1100 gfx1101"
+    alone = [f for f in examine(facts, None, bundled) if f.code == "rocm-gfx-not-in-wheel"]
+    assert alone == [
+        Finding(
+            "rocm-gfx-not-in-wheel",
+            "error",
+            "the installed torch has no kernels for RX 9070 XT (gfx1201)",
+            evidence=(carries,),
+            fix="build PyTorch from source with PYTORCH_ROCM_ARCH=gfx1201 "
+            "(HSA_OVERRIDE_GFX_VERSION is an unsupported workaround)",
+        )
+    ]
+    plan = make_plan(facts, PlanOptions(), bundled)
+    assert plan.variant is not None and plan.variant != V("rocm6.2.4")
+    (with_plan,) = [f for f in examine(facts, plan, bundled) if f.code == "rocm-gfx-not-in-wheel"]
+    assert (with_plan.fix, with_plan.evidence) == ("install the build the plan names", (carries,))
+    assert with_plan.command is not None and with_plan.command.endswith(plan.command)
+    # a GPU the wheel carries: nothing to say
+    mi300 = replace(spec_facts(os="linux", python="3.12", gpus=["MI300X"]), packages=(torch,))
+    assert "rocm-gfx-not-in-wheel" not in [f.code for f in examine(mi300, None, bundled)]
