@@ -622,3 +622,41 @@ def test_a_cpu_or_system_without_wheels() -> None:
     bsd = dataclasses.replace(f, os=dataclasses.replace(f.os, family="freebsd"))
     assert plan(bsd).reasons == ("PyTorch publishes no wheels for freebsd on x86_64",)
     assert plan(ppc, channel="nightly").reason_codes == ("no-platform",)
+
+
+SOURCE_BUILD = (
+    "build PyTorch from source for your GPU: PYTORCH_ROCM_ARCH={gfx} python setup.py develop, "
+    "on ROCm (https://github.com/pytorch/pytorch#amd-rocm-support)"
+)
+KEEP_CPU = "keep the CPU build (no GPU acceleration) until one of the fixes above is applied"
+
+
+def test_a_gfx_no_official_wheel_carries() -> None:
+    p = plan(spec_facts(os="linux", python="3.12", gpus=["RX 5700 XT"]))
+    assert (p.status, p.variant, p.reason_codes) == (
+        "fallback", V("cpu"), ("cpu-fallback", "rocm-gfx-not-in-wheel")
+    )  # fmt: skip
+    assert p.reasons[1] == (
+        "no official ROCm wheel of torch 2.14.1 carries gfx1010 (RX 5700 XT): PyTorch builds for "
+        "a fixed list of gfx targets"
+    )
+    assert "rocm-gfx-never-official" in p.warning_codes
+    assert fixes(p) == [
+        ("build-from-source", SOURCE_BUILD.format(gfx="gfx1010")),
+        ("cpu", KEEP_CPU),
+    ]
+
+
+def test_a_gfx_a_later_release_carries_points_to_it() -> None:
+    p = plan(spec_facts(os="linux", python="3.12", gpus=["RX 9070 XT"]), torch="2.6")
+    assert p.reasons[1] == (
+        "no official ROCm wheel of torch 2.6.0 carries gfx1201 (RX 9070 XT): PyTorch builds for "
+        "a fixed list of gfx targets"
+    )
+    assert "rocm-gfx-never-official" not in p.warning_codes
+    assert fixes(p) == [
+        ("pin-torch", "torch 2.7.0 or newer carries gfx1201: plan without the --torch pin "
+         "(or with --torch 2.7)"),
+        ("build-from-source", SOURCE_BUILD.format(gfx="gfx1201")),
+        ("cpu", KEEP_CPU),
+    ]  # fmt: skip
