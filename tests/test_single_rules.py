@@ -305,3 +305,41 @@ def test_a_ptx_only_arch_is_named_compute() -> None:
     assert Arch.parse("compute_90") is not None and Arch.parse("compute_90").names() == (
         "compute_90",
     )  # type: ignore[union-attr]
+
+
+def test_coverage_names_the_entry_that_serves() -> None:
+    from setup_env.knowledge.cuda import Coverage, coverage
+
+    assert coverage((8, 6), ["compute_80", "sm_86"]) == Coverage("sass", Arch.parse("sm_86"))
+    assert coverage((9, 0), ["sm_80", "compute_80", "compute_86"]) == Coverage(
+        "ptx", Arch.parse("compute_80")
+    )  # the first PTX entry that serves
+    assert coverage((7, 5), ["sm_80"]) == Coverage(None)
+
+
+def test_a_driver_with_a_version_and_its_cuda() -> None:
+    # a driver version the table can judge wins over the CUDA it reports
+    fit = driver_fit("520.61.05", "12.8.0", "linux", M.cuda, driver_cuda="12.8")
+    assert (fit.compat, fit.judged_by) == ("too-old", "driver")
+    # no table row: the CUDA it reports decides, PTX at 11.1 exactly included
+    fit = driver_fit("999.1", "11.1.0", "linux", {}, driver_cuda="11.0")
+    assert (fit.compat, fit.judged_by) == ("too-old", "cuda")
+    fit = driver_fit(None, "11.1.0", "linux", {}, driver_cuda="11.0", needs_ptx=True)
+    # a driver of CUDA 11.0 runs 11.1 through MVC (11.x's floor is an 11.0 driver): only PTX blocks
+    assert fit.code == "driver-too-old-ptx"
+    fit = driver_fit(None, "12.8.0", "linux", M.cuda, driver_cuda="12.4", needs_ptx=True)
+    assert fit == DriverFit("too-old", "driver-too-old-ptx", "12.8", "570.26", None, "cuda")
+    assert driver_fit(None, "10.2.89", "linux", {}) == DriverFit(
+        "unknown", "driver-no-data", "10.2"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [("570.86.10", (570, 86, 10)), (" 12.8 ", (12, 8)), ("1.2.3.4.5", (1, 2, 3, 4)),
+     ("v12", None), ("", None), (None, None)],
+)  # fmt: skip
+def test_version_tuple(text: str | None, parts: tuple[int, ...] | None) -> None:
+    from setup_env.knowledge.cuda import version_tuple
+
+    assert version_tuple(text) == parts
