@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from setup_env.knowledge.variant import Variant
-from setup_env.probe.report import parse
+from setup_env.probe.report import decode, parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
 
@@ -88,3 +90,45 @@ def test_on_a_rocm_build_every_gpu_line_is_amd() -> None:
     assert (
         cuda.nvidia is not None and cuda.nvidia.gpus and (cuda.rocm is None or not cuda.rocm.gpus)
     )
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"])
+def test_a_report_in_each_encoding_windows_writes_reads_the_same(encoding: str) -> None:
+    text = read("windows11-gtx1050ti-cu117.txt")
+    assert decode(text.encode(encoding)) == text
+    assert parse(decode(text.encode(encoding))).facts == parse(text).facts
+
+
+def test_undecodable_bytes_become_replacement_characters() -> None:
+    assert decode(b"PyTorch version: 2.0\xff\n") == "PyTorch version: 2.0\ufffd\n"
+    assert decode(b"\xef\xbb\xbfok") == "ok" and decode(b"ok") == "ok"
+    # too short to judge by its NULs: UTF-8
+    assert decode(b"a\x00") == "a\x00"
+
+
+@pytest.mark.parametrize(
+    ("tail", "truncated"),
+    [
+        ("[pip3] torch==2.0.1", False),
+        ("[pip3] to", True),  # cut mid-name
+        ("[pip3] torch==", True),  # cut after the ==
+        ("[conda] numpy                     1.24.4           pypi_0    pypi", False),
+        ("[conda] numpy  1.18.5", True),  # a conda line has at least name, version and build
+        ("[conda] Could not collect", False),
+    ],
+)
+def test_a_report_cut_in_its_library_lines_is_truncated(tail: str, truncated: bool) -> None:
+    text = read("linux-h100-cu130-driver570.txt")
+    head = text[: text.index("[pip3]")]
+    assert parse(head + tail + "\n").truncated is truncated
+
+
+def test_an_email_wrapped_python_version_is_joined() -> None:
+    text = read("linux-h100-cu130-driver570.txt")
+    line = next(x for x in text.splitlines() if x.startswith("Python version:"))
+    assert "(" in line and line.rstrip().endswith(")")
+    cut = line.index(" ", line.index("("))  # wrapped at a space inside the parentheses
+    wrapped = text.replace(line, line[:cut] + "\n" + line[cut + 1 :], 1)
+    assert wrapped != text
+    assert parse(wrapped).fields["Python version"] == parse(text).fields["Python version"]
+    assert parse(wrapped).facts == parse(text).facts
