@@ -522,3 +522,21 @@ def test_not_json_says_what_and_why_in_one_line() -> None:
         bounded.parse_json("9" * 41, allow_nan=True)
     docs, error = bounded.parse_json_documents("9" * 41, "log", allow_nan=True)
     assert docs == [] and error == "log is not JSON (an integer of 41 digits)"
+
+
+def test_writing_in_place_for_a_file_in_a_locked_folder(tmp_path: Path) -> None:
+    """write_file's way for a writable file in a folder it may not create in (a non-root user's
+    case; the tests run as root, who may create anywhere, so the step is called directly)."""
+    f = tmp_path / "config"
+    f.write_bytes(b"old and longer")
+    bounded._write_in_place(str(f), str(f), b"new", fsync=True)
+    assert f.read_bytes() == b"new"  # truncated first, then written
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(bounded.WriteFailed) as err:
+        bounded._write_in_place("shown", str(fifo), b"x", fsync=False)
+    # no reader: the non-blocking open fails at once (ENXIO) instead of waiting for one
+    assert str(err.value) == f"shown: {os.strerror(errno.ENXIO)}"
+    with pytest.raises(bounded.WriteFailed) as err:
+        bounded._write_in_place("shown", str(tmp_path / "missing"), b"x", fsync=False)
+    assert str(err.value) == f"shown: {os.strerror(errno.ENOENT)}"
