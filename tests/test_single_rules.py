@@ -343,3 +343,18 @@ def test_version_tuple(text: str | None, parts: tuple[int, ...] | None) -> None:
     from setup_env.knowledge.cuda import version_tuple
 
     assert version_tuple(text) == parts
+
+
+def test_minor_version_compatibility_by_the_drivers_cuda_at_11_1() -> None:
+    # a driver of CUDA 11.1 exactly runs 11.2 through MVC; one of 11.0 is below MVC's start
+    assert driver_fit(None, "11.2.0", "linux", {}, driver_cuda="11.1").compat == "mvc"
+    fit = driver_fit(None, "11.2.0", "linux", {}, driver_cuda="11.0")
+    assert (fit.compat, fit.code) == ("too-old", "driver-too-old")  # not PTX's doing
+
+
+def test_before_cuda_11_1_ptx_is_not_what_blocks() -> None:
+    floor = mx.DriverFloor(Version("451.22"), Version("451.48"), "V", "451.22", "451.48")
+    mvc = mx.DriverFloor(Version("450.80.02"), Version("452.39"), "V", "450.80.02", "452.39")
+    row = replace(M.cuda["11.8"], version="11.0", updates={"11.0.2": floor}, mvc=mvc)
+    fit = driver_fit("450.80.02", "11.0.2", "linux", {"11.0": row}, needs_ptx=True)
+    assert (fit.compat, fit.code, fit.mvc_floor) == ("too-old", "driver-too-old", None)
