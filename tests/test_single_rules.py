@@ -358,3 +358,24 @@ def test_before_cuda_11_1_ptx_is_not_what_blocks() -> None:
     row = replace(M.cuda["11.8"], version="11.0", updates={"11.0.2": floor}, mvc=mvc)
     fit = driver_fit("450.80.02", "11.0.2", "linux", {"11.0": row}, needs_ptx=True)
     assert (fit.compat, fit.code, fit.mvc_floor) == ("too-old", "driver-too-old", None)
+
+
+@pytest.mark.parametrize(
+    ("arch", "name"),
+    [(" AMD64 ", "x86_64"), ("x64", "x86_64"), ("x86-64", "x86_64"), ("ARM64E", "arm64"),
+     ("aarch64", "aarch64"), ("i686", "i686")],
+)  # fmt: skip
+def test_machine_names(arch: str, name: str) -> None:
+    from setup_env.knowledge.tags import machine_name
+
+    assert machine_name(arch) == name
+
+
+def test_cpython_abi_tags_by_version() -> None:
+    from setup_env.knowledge.tags import cpython_tags
+
+    assert cpython_tags("3.7", ["linux_x86_64"]) == ["cp37-cp37m-linux_x86_64"]  # pymalloc "m"
+    assert cpython_tags("3.8", ["linux_x86_64"]) == ["cp38-cp38-linux_x86_64"]  # gone from 3.8
+    assert cpython_tags("3.13", ["linux_x86_64"], free_threaded=True) == [
+        "cp313-cp313t-linux_x86_64"
+    ]
