@@ -17,7 +17,6 @@ import copy
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import require_in_ci, require_tools
 
 from setup_env.cli import main
 
@@ -35,16 +35,8 @@ DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo", "scontrol
 
 
 def _need_slurm() -> None:
-    missing = [d for d in DAEMONS if shutil.which(d) is None]
-    in_ci = os.environ.get("CI", "").lower() == "true"
-    if missing:
-        if in_ci:
-            pytest.fail(f"CI must install slurm-wlm and munge (.ci/run): missing {missing}")
-        pytest.skip(f"SLURM is not installed here ({', '.join(missing)}); CI installs it")
-    if os.geteuid() != 0:
-        if in_ci:
-            pytest.fail("the SLURM test runs the cluster's daemons as root; CI runs as root")
-        pytest.skip("the one-node SLURM cluster needs root")
+    require_tools(*DAEMONS, why="the Debian packages slurm-wlm and munge")
+    require_in_ci(os.geteuid() == 0, "the one-node SLURM cluster runs its daemons as root")
 
 
 def _free_port() -> int:
@@ -363,11 +355,7 @@ def test_a_real_job_stopped_at_its_time_limit_leaves_a_report(
     ],
 )
 def test_script_is_shellcheck_clean(tmp_path: Path, flags: tuple[str, ...]) -> None:
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("CI must install shellcheck (.ci/run installs the Debian package)")
-        pytest.skip("shellcheck is not installed here (CI installs it)")
+    (shellcheck,) = require_tools("shellcheck", why="the Debian package shellcheck")
     script = tmp_path / "fleet.sbatch"
     argv = ["fleet", "slurm", "--nodes", "4", "--partition", "gpu", *flags]
     assert main([*argv, "-o", str(script)]) == 0
@@ -509,8 +497,7 @@ class StubRun:
         out: Path | None = None,
         **env: str,
     ) -> None:
-        if shutil.which("bash") is None:
-            pytest.skip("needs bash")
+        require_tools("bash", why="the sbatch script's shell")
         self.tmp = tmp_path
         bin_dir = tmp_path / "bin"
         bin_dir.mkdir()
@@ -824,11 +811,7 @@ def pod_script(*argv: str) -> str:
 
 
 def test_pod_script_is_shellcheck_clean(tmp_path: Path) -> None:
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("CI must install shellcheck (.ci/run installs the Debian package)")
-        pytest.skip("shellcheck is not installed here (CI installs it)")
+    (shellcheck,) = require_tools("shellcheck", why="the Debian package shellcheck")
     script = tmp_path / "pod.sh"
     script.write_text(pod_script("results_pvc", "r"))
     proc = subprocess.run(
@@ -844,8 +827,7 @@ def test_pod_log_with_a_failed_allreduce_reports_not_ok(
     """The pod's script under sh (its /tmp/ files moved into this test's folder, its setup-env a
     stand-in that prints a ready check and a failed all-reduce): its log, read as `kubectl logs`
     would hand it over, is a report that is not OK, with the pod's record of both steps."""
-    if shutil.which("sh") is None:
-        pytest.skip("needs sh")
+    require_tools("sh", why="the pod script's shell")
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "check-pod.json").write_text(json.dumps(ready_check))

@@ -116,21 +116,38 @@ def test_driver_windows_match_nvidias_matrix() -> None:
 
 LAST = [(cc, w.last_branch) for cc, w in CAT.windows.items() if w.last_branch]
 DRIVERS = [None, "390.157", "450.80.02", "470.82.01", "535.104.05", "560.35.03", "580.95.05"]
+# Only machines that can exist: a driver past a GPU's last branch does not load for it.
+MACHINES = [
+    (cc, last, driver)
+    for cc, last in LAST
+    for driver in DRIVERS
+    if driver is None or int(driver.split(".")[0]) <= last
+]
 
 
-@pytest.mark.parametrize(("cc", "last"), LAST)
-@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.parametrize(("cc", "last", "driver"), MACHINES)
 def test_no_fix_asks_for_a_driver_the_gpu_cannot_run(
     cc: str, last: int, driver: str | None
 ) -> None:
-    if driver is not None and int(driver.split(".")[0]) > last:
-        return  # such a machine cannot exist
     p = _plan(f"sm_{cc.replace('.', '')}", driver=driver)
-    for f in p.fixes:
-        if f.kind == "upgrade-driver":
-            asked = re.search(r">= (\d+)", f.summary)
-            assert asked is not None and int(asked.group(1)) <= last, f.summary
-            assert "or newer" not in f.summary, f.summary
+    asked = [int(n) for f in p.fixes for n in re.findall(r">= (\d+)", f.summary)]
+    assert [n for n in asked if n > last] == [], [f.summary for f in p.fixes]
+    assert not any("or newer" in f.summary for f in p.fixes if f.kind == "upgrade-driver")
+    # and the plan is usable as it stands, or says what to do
+    assert p.status == "ok" or p.fixes, (p.status, p.reasons)
+
+
+def test_a_release_past_the_gpus_last_branch_is_named_not_offered() -> None:
+    """Kepler sm_37 (R470 is its last branch): the newer releases want a newer driver, which
+    cannot run it; the plan says so, and the driver it offers stays within R470."""
+    p = _plan("sm_37", driver="470.82.01")
+    assert "driver-branch-ended" in p.reason_codes
+    assert any("up to R470 only" in r for r in p.reasons), p.reasons
+    p = _plan("sm_37", driver=None)
+    ups = [f.summary for f in p.fixes if f.kind == "upgrade-driver"]
+    assert ups and all(">= 450.80.02" in u and "R470" in u for u in ups), ups
+    # a GPU whose window is still open: nothing ended
+    assert "driver-branch-ended" not in _plan("sm_120", driver="580.95.05").reason_codes
 
 
 def test_a_driver_too_old_for_a_new_gpu_is_a_reason_with_a_fix() -> None:

@@ -71,6 +71,17 @@ def replay(tmp_path: Path, doc: Any, base: Path | None = None) -> Path:
     return root
 
 
+def gone_soon(pid: int, within: float = 10.0) -> bool:
+    """Whether ``pid`` is gone, polled until a deadline (a killed process takes a moment to be
+    reaped; a fixed sleep is either too short on a busy machine or wasted on a quiet one)."""
+    deadline = time.monotonic() + within
+    while not gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -348,13 +359,22 @@ def test_row8_endless_child_output_is_capped() -> None:
 def test_row8_verify_worker_stderr_without_newlines_is_capped() -> None:
     code = (
         "import sys, time\n"
-        "from setup_env.act.smoke.runner import _Child, MAX_STDERR\n"
+        "from setup_env.act.smoke.runner import _Child, MAX_STDERR, STDERR_LINES\n"
         "argv = [sys.executable, '-c', 'import os\\nwhile 1: os.write(2, b\"x\" * 65536)']\n"
         "c = _Child(argv, {})\n"
-        "time.sleep(4)\n"
+        # until the kept lines are full (the cap reached), then until the oldest is dropped (the
+        # writer still going past the cap): polled, with a deadline, not a fixed sleep
+        "deadline = time.monotonic() + 30\n"
+        "while len(c.stderr) < STDERR_LINES and time.monotonic() < deadline:\n"
+        "    time.sleep(0.02)\n"
+        "full = len(c.stderr) == STDERR_LINES\n"
+        "first = c.stderr[0]\n"
+        "while c.stderr and c.stderr[0] is first and time.monotonic() < deadline:\n"
+        "    time.sleep(0.02)\n"
+        "rolled = not c.stderr or c.stderr[0] is not first\n"
         "c.kill()\n"
         "n = len(c.stderr_text())\n"
-        "print(n, n <= MAX_STDERR + 1000)\n"
+        "print(n, full and rolled and n <= MAX_STDERR + 1000)\n"
     )
     proc = child_python(code, timeout=60, mem_mb=1000)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -378,9 +398,7 @@ def test_row14_live_host_timeout_kills_grandchildren(tmp_path: Path) -> None:
     res = LiveHost().run(argv, timeout=1.5)
     assert time.monotonic() - start < 8
     assert res.error == "timeout"
-    pid = int(pidfile.read_text())
-    time.sleep(0.2)
-    assert gone(pid)
+    assert gone_soon(int(pidfile.read_text()))
 
 
 def test_row14_verify_worker_kill_takes_its_helpers(tmp_path: Path) -> None:
@@ -394,8 +412,7 @@ def test_row14_verify_worker_kill_takes_its_helpers(tmp_path: Path) -> None:
     start = time.monotonic()
     child.kill()
     assert time.monotonic() - start < 3
-    time.sleep(0.2)
-    assert gone(int(pidfile.read_text()))
+    assert gone_soon(int(pidfile.read_text()))
 
 
 # --- row 9: verify --junit to a path that cannot be written -------------------------------------

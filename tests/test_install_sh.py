@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import require_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "install.sh"
@@ -242,9 +243,7 @@ def test_existing_folder_that_is_not_a_venv(tmp_path: Path) -> None:
 
 def _namespace_prefix(mount_point: Path) -> list[str]:
     """Run the script in a user+mount namespace with a 1 MiB tmpfs on mount_point."""
-    unshare, mount = shutil.which("unshare"), shutil.which("mount")
-    if not unshare or not mount:
-        pytest.skip("needs unshare and mount (util-linux) to make a real small filesystem")
+    unshare, mount = require_tools("unshare", "mount", why="util-linux: a real small filesystem")
     probe = subprocess.run(
         [unshare, "--user", "--map-root-user", "--mount", mount, "-t", "tmpfs", "-o", "size=1m",
          "tmpfs", str(mount_point)],
@@ -367,11 +366,7 @@ def test_a_run_after_the_code_changed_installs_it_again(tmp_path: Path) -> None:
 
 
 def test_shellcheck_clean() -> None:
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("CI must install shellcheck (.ci/run installs the Debian package)")
-        pytest.skip("shellcheck is not installed here (CI installs it)")
+    (shellcheck,) = require_tools("shellcheck", why="the Debian package shellcheck")
     proc = subprocess.run(
         [shellcheck, "--shell=sh", "--severity=style", str(SCRIPT)],
         capture_output=True, text=True, timeout=60,

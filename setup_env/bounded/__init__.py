@@ -79,7 +79,8 @@ _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 def one_line(text: str, limit: int = 200) -> str:
     """``text`` as one printable line: control and other non-printable characters escaped
-    (``\\n``, ``\\x1b``, ``\\u2028``), cut to ``limit`` characters with an ellipsis."""
+    (``\\n``, ``\\x1b``, ``\\u2028``, ``\\U000e0001``), cut to ``limit`` characters with an
+    ellipsis."""
     out: list[str] = []
     size = 0
     for ch in text:
@@ -89,7 +90,12 @@ def one_line(text: str, limit: int = 200) -> str:
             piece = _ESCAPES[ch]
         else:
             code = ord(ch)
-            piece = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+            if code < 0x100:
+                piece = f"\\x{code:02x}"
+            elif code < 0x10000:
+                piece = f"\\u{code:04x}"
+            else:  # \U and eight digits: "\u11af9" would read back as U+11AF and a "9"
+                piece = f"\\U{code:08x}"
         size += len(piece)
         if size > limit:
             out.append("…")
@@ -609,9 +615,9 @@ def popen_group(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     if os.name == "posix":
         kwargs["start_new_session"] = True
     else:  # pragma: no cover - Windows
-        kwargs["creationflags"] = kwargs.get("creationflags", 0) | getattr(
-            subprocess, "CREATE_NEW_PROCESS_GROUP", 0
-        )
+        # Windows only: no test on Linux sees a change here (scripts/mutate skips it)
+        group = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)  # pragma: no mutate
+        kwargs["creationflags"] = kwargs.get("creationflags", 0) | group  # pragma: no mutate
     return subprocess.Popen(list(argv), **kwargs)
 
 

@@ -233,7 +233,10 @@ class _Ctx:
             self.reasons.insert(0, (code, text))
 
     def warn(self, code: str, text: str) -> None:
-        self.warnings.append((code, text))
+        # once: two routes may reach the same finding (Rosetta: the Intel-Mac lead and the
+        # interpreter fixes), and a plan that says it twice reads as two problems
+        if (code, text) not in self.warnings:
+            self.warnings.append((code, text))
 
     def said(self, plan: Plan) -> Plan:
         """``plan`` with the reasons and warnings: the texts and, beside them, their codes."""

@@ -1,0 +1,134 @@
+"""The pasted-report reader's rules one at a time (issue 22), on real collect_env reports
+(tests/fixtures/collect_env, each with its .source) with one line changed where the rule needs
+a case no captured report shows; the change is written beside each test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from setup_env.knowledge.variant import Variant
+from setup_env.probe.report import decode, parse
+
+FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
+
+
+def read(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def cudnn(text: str) -> list[str | None]:
+    return [t.cudnn_version for t in parse(text).facts.toolkits]
+
+
+def test_the_newest_of_several_cudnn_libraries_is_reported() -> None:
+    text = read("jetson-agx-orin-nv23.02.txt")
+    assert cudnn(text) == ["8.6.0"]
+    # a second cuDNN generation installed beside it (as on a machine upgraded in place),
+    # listed before and after the 8.6 files: the newest is the one reported
+    lib = "/usr/lib/aarch64-linux-gnu/"
+    for where in (f"{lib}libcudnn.so.8.6.0\n", f"{lib}libcudnn_ops_train.so.8.6.0\n"):
+        newer = f"{lib}libcudnn.so.9.1.0\n"
+        both = text.replace(where, where + newer)
+        assert both != text
+        assert cudnn(both) == ["9.1.0"]
+        assert cudnn(both.replace("libcudnn.so.9.1.0", "libcudnn.so.7.6.5")) == ["8.6.0"]
+
+
+def test_a_conda_cpu_build_string_is_the_cpu_variant() -> None:
+    # a conda-installed torch: "[conda] pytorch  <version>  <build>  <channel>"
+    text = read("linux-h100-cu130-driver570.txt")
+    line = "[conda] pytorch                   2.1.0           py3.11_cpu_0    pytorch\n"
+    cuda = "py3.11_cuda12.1_cudnn8.9.2_0"
+    conda = parse(text.rstrip("\n") + "\n" + line.replace("py3.11_cpu_0", cuda))
+    pkgs = {(p.name, p.installer, p.variant) for p in conda.facts.packages}
+    cpu = {
+        (p.name, p.installer, p.variant)
+        for p in parse(text.rstrip("\n") + "\n" + line).facts.packages
+    }
+    assert ("torch", "conda", Variant.parse("cu121")) in pkgs
+    assert ("torch", "conda", Variant.parse("cpu")) in cpu
+
+
+def test_a_second_pasted_report_does_not_mix_into_the_first() -> None:
+    a = read("windows11-gtx1050ti-cu117.txt")
+    b = read("linux-h100-cu130-driver570.txt")
+    one = parse(a).facts
+    both = parse(a + "\n\n" + b).facts
+    assert both.nvidia is not None and one.nvidia is not None
+    assert [g.name for g in both.nvidia.gpus] == [g.name for g in one.nvidia.gpus]
+    assert both.nvidia.driver_version == one.nvidia.driver_version
+    assert [(p.name, p.version) for p in both.packages] == [
+        (p.name, p.version) for p in one.packages
+    ]
+    assert both.os.family == "windows"
+
+
+def test_a_repeated_key_keeps_its_first_value() -> None:
+    text = read("linux-h100-cu130-driver570.txt")
+    driver = parse(text).facts.nvidia
+    assert driver is not None and driver.driver_version == "570.172.08"
+    # the same key again further down (a reply that quotes one line of the report)
+    line = "Nvidia driver version: 570.172.08\n"
+    again = text.replace(line, line + "Nvidia driver version: 999.1.1\n", 1)
+    assert again != text
+    driver = parse(again).facts.nvidia
+    assert driver is not None and driver.driver_version == "570.172.08"
+
+
+def test_on_a_rocm_build_every_gpu_line_is_amd() -> None:
+    text = read("wsl2-rocm62-rx7900xt.txt")
+    # the same GPU line without an AMD name in it (HIP reports some cards as "Device 744c")
+    plain = text.replace("AMD Radeon RX 7900 XT (gfx1100)", "Device 744c (gfx1100)")
+    assert plain != text
+    facts = parse(plain).facts
+    assert facts.rocm is not None and [g.gfx_arch for g in facts.rocm.gpus] == ["gfx1100"]
+    assert facts.nvidia is None or not facts.nvidia.gpus
+    # on a CUDA build, a line without an AMD name is NVIDIA's
+    cuda = parse(read("linux-h100-cu130-driver570.txt")).facts
+    assert (
+        cuda.nvidia is not None and cuda.nvidia.gpus and (cuda.rocm is None or not cuda.rocm.gpus)
+    )
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"])
+def test_a_report_in_each_encoding_windows_writes_reads_the_same(encoding: str) -> None:
+    text = read("windows11-gtx1050ti-cu117.txt")
+    assert decode(text.encode(encoding)) == text
+    assert parse(decode(text.encode(encoding))).facts == parse(text).facts
+
+
+def test_undecodable_bytes_become_replacement_characters() -> None:
+    assert decode(b"PyTorch version: 2.0\xff\n") == "PyTorch version: 2.0\ufffd\n"
+    assert decode(b"\xef\xbb\xbfok") == "ok" and decode(b"ok") == "ok"
+    # too short to judge by its NULs: UTF-8
+    assert decode(b"a\x00") == "a\x00"
+
+
+@pytest.mark.parametrize(
+    ("tail", "truncated"),
+    [
+        ("[pip3] torch==2.0.1", False),
+        ("[pip3] to", True),  # cut mid-name
+        ("[pip3] torch==", True),  # cut after the ==
+        ("[conda] numpy                     1.24.4           pypi_0    pypi", False),
+        ("[conda] numpy  1.18.5", True),  # a conda line has at least name, version and build
+        ("[conda] Could not collect", False),
+    ],
+)
+def test_a_report_cut_in_its_library_lines_is_truncated(tail: str, truncated: bool) -> None:
+    text = read("linux-h100-cu130-driver570.txt")
+    head = text[: text.index("[pip3]")]
+    assert parse(head + tail + "\n").truncated is truncated
+
+
+def test_an_email_wrapped_python_version_is_joined() -> None:
+    text = read("linux-h100-cu130-driver570.txt")
+    line = next(x for x in text.splitlines() if x.startswith("Python version:"))
+    assert "(" in line and line.rstrip().endswith(")")
+    cut = line.index(" ", line.index("("))  # wrapped at a space inside the parentheses
+    wrapped = text.replace(line, line[:cut] + "\n" + line[cut + 1 :], 1)
+    assert wrapped != text
+    assert parse(wrapped).fields["Python version"] == parse(text).fields["Python version"]
+    assert parse(wrapped).facts == parse(text).facts
