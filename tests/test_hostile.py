@@ -359,7 +359,7 @@ def test_row8_endless_child_output_is_capped() -> None:
 def test_row8_verify_worker_stderr_without_newlines_is_capped() -> None:
     code = (
         "import sys, time\n"
-        "from setup_env.act.smoke.runner import _Child, MAX_STDERR, STDERR_LINES\n"
+        "from setup_env.act.smoke.child import Child as _Child, MAX_STDERR, STDERR_LINES\n"
         "argv = [sys.executable, '-c', 'import os\\nwhile 1: os.write(2, b\"x\" * 65536)']\n"
         "c = _Child(argv, {})\n"
         # until the kept lines are full (the cap reached), then until the oldest is dropped (the
@@ -402,7 +402,7 @@ def test_row14_live_host_timeout_kills_grandchildren(tmp_path: Path) -> None:
 
 
 def test_row14_verify_worker_kill_takes_its_helpers(tmp_path: Path) -> None:
-    from setup_env.act.smoke.runner import _Child
+    from setup_env.act.smoke.child import Child as _Child
 
     pidfile = tmp_path / "pid"
     # the worker forks a helper and exits at once: the helper keeps the pipes open

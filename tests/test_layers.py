@@ -169,6 +169,25 @@ def test_no_import_cycles() -> None:
     assert cycles(import_graph(PACKAGE)) == []
 
 
+# A module a reader can hold in mind: past this, split it by what its parts do (issue 16).
+MAX_MODULE_LINES = 900
+
+
+def oversized_modules(root: Path) -> list[str]:
+    """Every module under ``root`` longer than MAX_MODULE_LINES, with its length."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        with path.open(encoding="utf-8") as fh:
+            lines = sum(1 for _ in fh)
+        if lines > MAX_MODULE_LINES:
+            out.append(f"{path.relative_to(root).as_posix()}: {lines} lines")
+    return out
+
+
+def test_no_module_is_over_the_size_limit() -> None:
+    assert oversized_modules(PACKAGE) == []
+
+
 def test_the_graph_is_read() -> None:
     """The scanner sees the edges it must see (a scanner that reads nothing passes the rules)."""
     graph = import_graph(PACKAGE)
@@ -217,6 +236,15 @@ def test_a_planted_cycle_fails(package_copy: Path) -> None:
     assert upward_imports(graph) == []  # same layer: only the cycle rule can catch it
     (found,) = cycles(graph)  # one cycle, through every module that both reaches and is reached
     assert {"setup_env.decide.doctor", "setup_env.decide.model"} <= set(found)
+
+
+def test_a_planted_long_module_fails(package_copy: Path) -> None:
+    path = package_copy / "knowledge" / "tags.py"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "#\n" * (MAX_MODULE_LINES - len(text.splitlines())), encoding="utf-8")
+    assert oversized_modules(package_copy) == []  # exactly at the limit: fine
+    path.write_text(path.read_text(encoding="utf-8") + "#\n", encoding="utf-8")  # one past it
+    assert oversized_modules(package_copy) == [f"knowledge/tags.py: {MAX_MODULE_LINES + 1} lines"]
 
 
 def test_a_module_outside_every_layer_fails() -> None:

@@ -12,10 +12,10 @@ from setup_env.decide.smoke import (
     decide_arch,
     decide_build,
     decide_device,
-    judge_speed,
     last_line,
 )
 from setup_env.decide.smoke_model import CheckResult
+from setup_env.decide.smoke_speed import judge_speed
 from setup_env.facts import CpuInfo, Facts, Gpu, InstalledPackage, NvidiaInfo
 from setup_env.probe.cpu import parse_cpuinfo, summarize_flags
 

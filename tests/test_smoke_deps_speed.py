@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from setup_env.decide.smoke import CPU_SPEED_FAIL_BELOW, decide_deps, judge_cpu_speed
 from setup_env.decide.smoke_model import CheckResult
+from setup_env.decide.smoke_speed import CPU_SPEED_FAIL_BELOW, decide_deps, judge_cpu_speed
 
 # torch 2.13.0+cpu's Requires-Dist, as importlib.metadata gives it.
 REQUIRES = [

@@ -157,3 +157,21 @@ def count_statuses(checks: tuple[CheckResult, ...]) -> dict[str, int]:
     for c in checks:
         counts[c.status] += 1
     return counts
+
+
+def result(
+    name: str,
+    status: Status,
+    message: str,
+    evidence: Mapping[str, Any] | None = None,
+    fix: str | None = None,
+    device: str | None = None,
+) -> CheckResult:
+    return CheckResult(
+        name=name,
+        status=status,
+        message=message,
+        device=device,
+        evidence=dict(evidence or {}),
+        fix=fix,
+    )

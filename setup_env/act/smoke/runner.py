@@ -10,22 +10,19 @@ launch. Machine facts are detected in a thread while the worker imports torch.
 
 from __future__ import annotations
 
-import collections
-import contextlib
 import json
 import os
-import queue
 import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from setup_env import bounded
+from setup_env.act.smoke.child import MAX_RANK_FILE, Child, FactsThread, child_env
 from setup_env.decide import smoke as decide
+from setup_env.decide import smoke_speed
 from setup_env.decide.smoke_model import (
     CHECKS,
     TEST_CHECKS,
@@ -37,7 +34,7 @@ from setup_env.decide.smoke_model import (
 )
 
 if TYPE_CHECKING:
-    from setup_env.facts import CpuInfo, Facts
+    from setup_env.facts import CpuInfo
 
 Progress = Callable[[CheckResult], None]
 
@@ -72,167 +69,6 @@ def selected_checks(options: VerifyOptions) -> list[str]:
     return names
 
 
-def _child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    # bounded.PACKAGE_PARENT: another interpreter (verify --python) runs the worker without
-    # setup-env installed there.
-    parts = [bounded.PACKAGE_PARENT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(parts)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.setdefault("PYTHONIOENCODING", "utf-8")
-    env.update(extra or {})
-    return env
-
-
-MAX_EVENT_LINE = 4 << 20  # one JSON event from the worker; a real one is a few KiB
-MAX_RANK_FILE = 4 << 20  # one rank's result of the distributed check; a real one is ~1 KiB
-MAX_STDERR_LINE = 4096
-STDERR_LINES = 300
-MAX_STDERR = STDERR_LINES * (MAX_STDERR_LINE + 1)  # what stderr_text() can hold, at most
-
-
-def _capped_lines(stream: Any, limit: int) -> Iterator[bytes | None]:
-    """Lines of ``stream`` of at most ``limit`` bytes; None for each longer one (its bytes are
-    read and dropped as they come, never held whole)."""
-    while True:
-        line = stream.readline(limit)
-        if not line:
-            return
-        if len(line) >= limit and not line.endswith(b"\n"):
-            while True:  # drop the rest of the over-long line
-                more = stream.readline(limit)
-                if not more or more.endswith(b"\n"):
-                    break
-            yield None
-            continue
-        yield line
-
-
-class _Child:
-    """A child process whose stdout lines (JSON events) arrive on a queue; stderr is kept."""
-
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
-        from setup_env.bounded import popen_group
-
-        # Its own process group: the helpers it forks are killed with it.
-        self.proc = popen_group(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env),
-        )
-        self.events: queue.Queue[Optional[dict[str, Any]]] = queue.Queue()
-        self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self.noise: collections.deque[str] = collections.deque(maxlen=50)
-        self._out_thread = threading.Thread(target=self._read_out, daemon=True)
-        self._err_thread = threading.Thread(target=self._read_err, daemon=True)
-        try:
-            self._out_thread.start()
-            self._err_thread.start()
-        except BaseException:  # no thread to read it (a thread limit): no child left behind
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-            raise
-
-    def _read_out(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in _capped_lines(self.proc.stdout, MAX_EVENT_LINE):
-            if raw is None:
-                self.noise.append(f"(a line over {MAX_EVENT_LINE} bytes, dropped)")
-                continue
-            line = raw.decode("utf-8", "replace").strip()
-            if not line:
-                continue
-            try:
-                # NaN and Infinity as the worker's json.dumps writes them (a result can hold one).
-                ev = bounded.parse_json(line, "a worker event", allow_nan=True)
-            except bounded.InputError:
-                self.noise.append(line)
-                continue
-            if isinstance(ev, dict) and "event" in ev:
-                self.events.put(ev)
-            else:
-                self.noise.append(line)
-        self.proc.stdout.close()
-        self.events.put(None)  # EOF
-
-    def _read_err(self) -> None:
-        # Pieces of at most MAX_STDERR_LINE bytes: a torch import writing warnings without
-        # newlines (4 GB seen) is kept as its last MAX_STDERR bytes, not read whole.
-        assert self.proc.stderr is not None
-        while True:
-            raw = self.proc.stderr.readline(MAX_STDERR_LINE)
-            if not raw:
-                break
-            self.stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
-        self.proc.stderr.close()
-
-    def next_event(self, deadline: float) -> tuple[str, Optional[dict[str, Any]]]:
-        """("event", ev) | ("eof", None) | ("timeout", None)."""
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return "timeout", None
-        try:
-            ev = self.events.get(timeout=left)
-        except queue.Empty:
-            return "timeout", None
-        return ("eof", None) if ev is None else ("event", ev)
-
-    def returncode(self, wait: float = 5.0) -> Optional[int]:
-        try:
-            rc = self.proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            return None
-        self._err_thread.join(timeout=5.0)
-        return rc
-
-    def stderr_text(self) -> str:
-        return "\n".join(self.stderr)
-
-    def kill(self) -> None:
-        # The whole group, even when the worker itself has exited: a helper it forked (a
-        # DataLoader worker, a wrapper's sleep) lives on and holds the pipes open otherwise.
-        from setup_env.bounded import kill_group
-
-        kill_group(self.proc)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
-        self._err_thread.join(timeout=5.0)
-        self._out_thread.join(timeout=5.0)
-
-
-class _FactsThread:
-    """Detect the machine while the worker imports torch."""
-
-    def __init__(self, options: VerifyOptions) -> None:
-        self.facts: Facts | None = options.facts
-        self.error: str | None = None
-        self._thread: threading.Thread | None = None
-        if self.facts is None and options.detect_facts:
-            thread = threading.Thread(target=self._run, daemon=True)
-            try:
-                thread.start()
-            except RuntimeError as exc:  # "can't start new thread": verify runs without facts
-                self.error = f"{type(exc).__name__}: {exc}"
-            else:
-                self._thread = thread
-
-    def _run(self) -> None:
-        try:
-            from setup_env.probe.detect import detect  # type: ignore[import-not-found,unused-ignore]
-            from setup_env.probe.host import LiveHost
-
-            self.facts = detect(LiveHost())
-        except Exception as exc:  # the facts are an aid; verify runs without them
-            self.error = f"{type(exc).__name__}: {exc}"
-
-    def get(self, timeout: float = 20.0) -> Facts | None:
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return self.facts
-
-
 def _gpu_peaks(name: str) -> Any:
     try:
         from setup_env.knowledge.gpus import lookup  # type: ignore[import-not-found,unused-ignore]
@@ -258,9 +94,9 @@ class _Run:
         self.scale = options.timeout_scale if options.timeout_scale > 0 else 1.0
         self.workers = 0
         self.info: dict[str, Any] = {}
-        self.facts_thread = _FactsThread(options)
-        self.env = _child_env()
-        self.children: list[_Child] = []
+        self.facts_thread = FactsThread(options)
+        self.env = child_env()
+        self.children: list[Child] = []
 
     def report(self, res: CheckResult) -> None:
         self.results.append(res)
@@ -270,13 +106,13 @@ class _Run:
     def timeout(self, name: str) -> float:
         return spec(name).timeout_s * self.scale
 
-    def start_worker(self, payload: dict[str, Any]) -> _Child:
+    def start_worker(self, payload: dict[str, Any]) -> Child:
         self.workers += 1
         argv = [self.python, "-m", "setup_env.act.smoke.worker", "--spec", json.dumps(payload)]
         return self.spawn(argv, self.env)
 
-    def spawn(self, argv: Sequence[str], env: Mapping[str, str]) -> _Child:
-        child = _Child(argv, env)
+    def spawn(self, argv: Sequence[str], env: Mapping[str, str]) -> Child:
+        child = Child(argv, env)
         self.children.append(child)
         return child
 
@@ -284,7 +120,7 @@ class _Run:
         for child in self.children:
             child.kill()
 
-    def wait_ready(self, child: _Child) -> tuple[str, dict[str, Any]]:
+    def wait_ready(self, child: Child) -> tuple[str, dict[str, Any]]:
         """Until the worker has imported torch: ("info", ev) | ("import_failed", ev) |
         ("timeout", {}) | ("died", {"returncode", "stderr"})."""
         deadline = time.monotonic() + self.timeout("import")
@@ -404,7 +240,7 @@ def _verify(run: _Run, options: VerifyOptions) -> VerifyReport:
     if "build" in names:
         run.report(decide.decide_build(info, facts, same_interpreter=same))
     if "deps" in names:
-        run.report(decide.decide_deps(info))
+        run.report(smoke_speed.decide_deps(info))
     if "device" in names:
         run.report(decide.decide_device(info, facts, options.device))
     if "arch" in names:
@@ -628,19 +464,19 @@ def _finalize(run: _Run, raw: dict[str, Any]) -> CheckResult:
                 res.name, res.status, res.duration_s, res.message, res.device, ev, res.fix
             )
     if res.device == "cpu":
-        res = decide.judge_cpu_speed(res)
-    if res.name in decide.SPEED_WARN_BELOW and res.device and res.device != "cpu":
+        res = smoke_speed.judge_cpu_speed(res)
+    if res.name in smoke_speed.SPEED_WARN_BELOW and res.device and res.device != "cpu":
         name = (run.info.get("device_names") or {}).get(res.device, "")
         gpu = None
         facts = run.facts_thread.facts
         if facts is not None:
             gpu = next((g for g in facts.gpus if g.name == name), None)
-        res = decide.judge_speed(res, _gpu_peaks(name) if name else None, gpu)
+        res = smoke_speed.judge_speed(res, _gpu_peaks(name) if name else None, gpu)
     return res
 
 
 def _run_items(
-    run: _Run, child: _Child, items: list[tuple[str, str]], payload: dict[str, Any]
+    run: _Run, child: Child, items: list[tuple[str, str]], payload: dict[str, Any]
 ) -> None:
     remaining = list(items)
     while remaining:
@@ -782,7 +618,7 @@ def _run_distributed(run: _Run) -> CheckResult:
             "--budget-s",
             "0.3" if backend == "gloo" else "0.5",
         ]
-        env = _child_env({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
+        env = child_env({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
         child = run.spawn(argv, env)
         limit = run.timeout("distributed")
         kind_, _ = child.next_event(time.monotonic() + limit)
