@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Literal, Optional, Protocol, Union
 
 from setup_env._record import Record, record
@@ -45,9 +44,10 @@ MVC_SINCE: CC = (11, 1)
 _ARCH = re.compile(r"(sm_|compute_)?(\d{1,2})(?:\.(\d)|(\d))([af]?)(\+ptx)?")
 
 
-@dataclass(frozen=True, order=True)
-class Arch:
-    """One entry of a wheel's architecture list."""
+@record
+class Arch(Record):
+    """One entry of a wheel's architecture list; ordered as the tuple of its fields (as
+    ``dataclass(order=True)`` orders)."""
 
     major: int
     minor: int
@@ -77,6 +77,29 @@ class Arch:
             sass=not ptx_only,
             ptx=ptx_only or plus_ptx is not None,
         )
+
+    def _key(self) -> tuple[int, int, str, bool, bool]:
+        return self.major, self.minor, self.suffix, self.sass, self.ptx
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Arch):
+            return NotImplemented
+        return self._key() < other._key()
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Arch):
+            return NotImplemented
+        return self._key() <= other._key()
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Arch):
+            return NotImplemented
+        return self._key() > other._key()
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Arch):
+            return NotImplemented
+        return self._key() >= other._key()
 
     @property
     def cc(self) -> CC:
