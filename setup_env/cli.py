@@ -71,8 +71,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser. With ``only``, just that command's options are built (the other
-    commands stay listed in --help): importing every command module costs start-up time."""
+    """The argument parser. With ``only`` (a command named on the command line), just that
+    command's parser is built: the others are needed only for the top-level --help and for an
+    unknown command, and each costs start-up time (a parser, and its command module)."""
     parser = _Parser(
         prog="setup-env",
         description="Which PyTorch belongs on this machine, and does it really work?",
@@ -80,10 +81,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"setup-env {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
+        if only is not None and only != name:
+            continue
         p = sub.add_parser(name, help=help_text, description=help_text)
-        if only is None or only == name:
-            _common(p)
-            importlib.import_module(f"setup_env.commands.{name}").add_arguments(p)
+        _common(p)
+        importlib.import_module(f"setup_env.commands.{name}").add_arguments(p)
     return parser
 
 

@@ -192,7 +192,7 @@ def test_confined_reads_stay_inside_the_root(tmp_path: Path) -> None:
 
 
 def test_bundled_names_are_plain_file_names() -> None:
-    assert bounded.bundled_path("wheels.json") == bounded.DATA_DIR / "wheels.json"
+    assert bounded.bundled_path("wheels.json") == Path(bounded.DATA_DIR) / "wheels.json"
     for bad in ("", ".", "..", "a/b", "../wheels.json"):
         with pytest.raises(ValueError, match="not a bundled document name"):
             bounded.bundled_path(bad)

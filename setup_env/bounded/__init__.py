@@ -42,7 +42,6 @@ import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from setup_env._record import Record, record
@@ -50,6 +49,7 @@ from setup_env._record import Record, record
 if TYPE_CHECKING:
     import subprocess  # imported where a command is run
     import zipfile
+    from pathlib import Path
 
 ReadKind = Literal["missing", "permission-denied", "not-a-file", "too-large", "outside", "os-error"]
 
@@ -233,6 +233,8 @@ def parse_json_documents(
 
 def confined(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> Path:
     """``path`` with links resolved, when it stays inside ``root``; ReadFailed("outside")."""
+    from pathlib import Path
+
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(path))
     if real != real_root and real_root not in real.parents:
@@ -340,7 +342,8 @@ def open_zip(path: str | os.PathLike[str]) -> Iterator[zipfile.ZipFile]:
 
 # --- documents shipped with setup-env ------------------------------------------------------------
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # setup_env/data
+# setup_env/data, as a string: pathlib is not on detect's way
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data")
 # The folder that holds the setup_env package: a child interpreter that must import this very code
 # (the installer's interpreter record, the verify worker) gets it on its PYTHONPATH.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -351,7 +354,9 @@ def bundled_path(name: str) -> Path:
     """Where the document ``name`` shipped in ``setup_env/data/`` lives."""
     if not name or name != os.path.basename(name) or name in (".", ".."):
         raise ValueError(f"not a bundled document name: {name!r}")
-    return DATA_DIR / name
+    from pathlib import Path
+
+    return Path(DATA_DIR) / name
 
 
 def read_bundled(name: str) -> Any:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
@@ -38,6 +37,8 @@ def open_host(root: Optional[str]) -> Host:
 
     if not root:
         return LiveHost()
+    from pathlib import Path
+
     try:
         return ReplayHost(Path(root))
     except ReplayError as exc:

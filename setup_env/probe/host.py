@@ -19,11 +19,13 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from setup_env import bounded
 from setup_env._record import MutableRecord, Record, field, mutable_record, record
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ReadError = Literal["missing", "permission-denied", "not-a-file", "too-large", "os-error"]
 RunError = Literal["not-found", "timeout", "permission-denied", "too-large", "os-error"]
@@ -510,6 +512,8 @@ class ReplayHost(MutableRecord):
     _commands: list[_Recorded] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
+        from pathlib import Path
+
         self.root = Path(self.root)
         doc_path = self.root / "host.json"
         try:
