@@ -426,3 +426,74 @@ def test_a_dripping_tls_server_is_cut_at_the_deadline(clean_env: pytest.MonkeyPa
     finally:
         server.close()
     assert (err.value.kind, err.value.detail) == ("timeout", "answer not complete within 1 s")
+
+
+# --- the name look-up inside the deadline --------------------------------------------------------
+# getaddrinfo takes no timeout, and requests' socket timeouts start only after it: a resolver that
+# hangs (a dead nameserver in resolv.conf, a VPN gone) would hold an exchange for the resolver's own
+# minutes. The system resolver stands in here as a function that never answers, or answers "no".
+
+
+class StuckResolver:
+    """``socket.getaddrinfo`` for names: blocks until released (addresses pass through)."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.asked: list[str] = []
+        self._real = socket.getaddrinfo
+
+    def __call__(self, host: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str) and host.endswith(".example"):
+            self.asked.append(host)
+            self.release.wait(30)
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return self._real(host, *args, **kwargs)
+
+
+@pytest.fixture
+def stuck_resolver(clean_env: pytest.MonkeyPatch) -> Iterator[StuckResolver]:
+    resolver = StuckResolver()
+    clean_env.setattr(socket, "getaddrinfo", resolver)
+    yield resolver
+    resolver.release.set()
+
+
+def test_a_resolver_that_hangs_ends_the_exchange_at_the_deadline(
+    stuck_resolver: StuckResolver,
+) -> None:
+    with pytest.raises(net.HttpError) as err:
+        get("https://download.pytorch.example/whl/cu128/torch/", seconds=0.3)
+    assert err.value.kind == "timeout"
+    assert err.value.detail == "DNS lookup of download.pytorch.example: no answer within 0.3 s"
+    # answered while the resolver was still stuck: the exchange did not wait for it
+    assert stuck_resolver.asked == ["download.pytorch.example"]
+    assert not stuck_resolver.release.is_set()
+
+
+def test_a_name_the_resolver_does_not_know_is_unreachable(clean_env: pytest.MonkeyPatch) -> None:
+    def no_such_name(host: Any, *args: Any, **kwargs: Any) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    clean_env.setattr(socket, "getaddrinfo", no_such_name)
+    with pytest.raises(net.HttpError) as err:
+        get("https://pypi.example/simple/torch/")
+    assert err.value.kind == "unreachable"
+    assert err.value.detail == "DNS lookup failed (Name or service not known)"
+
+
+def test_through_a_proxy_the_name_is_the_proxys_to_look_up(
+    clean_env: pytest.MonkeyPatch, stuck_resolver: StuckResolver, proxy: Any
+) -> None:
+    # A site whose names only its proxy resolves: asking the local resolver first would fail.
+    psrv, purl = proxy
+    clean_env.setenv("HTTP_PROXY", purl)
+    answer = get("http://mirror.example/simple/torch/", seconds=5)
+    assert answer.body == b"proxy http://mirror.example/simple/torch/"
+    assert psrv.seen == ["GET http://mirror.example/simple/torch/"]
+    assert stuck_resolver.asked == []
+
+
+def test_an_address_is_not_looked_up(stuck_resolver: StuckResolver, origin: Any) -> None:
+    osrv, ourl = origin
+    assert get(ourl + "/z").body == b"origin /z"
+    assert osrv.seen == ["/z"] and stuck_resolver.asked == []

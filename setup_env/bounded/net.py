@@ -193,6 +193,9 @@ def http_request(
 
     # identity: the cap counts the bytes that are held, and a declared length means them
     send_headers = {"Accept-Encoding": "identity", **(headers or {})}
+    # Through a proxy the proxy looks the name up; without one, this process does.
+    if not (trust_env and requests.utils.get_environ_proxies(url)):
+        _resolve_within(parts.hostname, deadline)
     cutter = _Cutter(deadline)
     session = _session(cutter, trust_env)
     resp: Optional[requests.Response] = None
@@ -321,11 +324,10 @@ def _reason(exc: BaseException) -> str:
     return one_line(str(exc) or type(exc).__name__, 160)
 
 
-def resolve_host(host: str, timeout: float) -> Optional[str]:
-    """Look ``host`` up as a connection to it would (``getaddrinfo``), within ``timeout``
-    seconds: None when it resolves, else why not (the resolver's message, or "no answer within
-    N s"). getaddrinfo takes no deadline, so it runs in a daemon thread, left behind when the
-    resolver hangs."""
+def _look_up(host: str, timeout: float) -> tuple[bool, Optional[str]]:
+    """``getaddrinfo(host)`` within ``timeout`` seconds: (answered, why it failed or None).
+    getaddrinfo takes no deadline, so it runs in a daemon thread, left behind when the resolver
+    hangs (answered False)."""
     import socket
 
     outcome: list[Optional[str]] = []
@@ -339,7 +341,44 @@ def resolve_host(host: str, timeout: float) -> Optional[str]:
 
     thread = threading.Thread(target=look_up, name="resolve", daemon=True)
     thread.start()
-    thread.join(timeout)
+    thread.join(max(timeout, 0.0))
     if not outcome:
+        return False, None
+    return True, outcome[0]
+
+
+def resolve_host(host: str, timeout: float) -> Optional[str]:
+    """Look ``host`` up as a connection to it would (``getaddrinfo``), within ``timeout``
+    seconds: None when it resolves, else why not (the resolver's message, or "no answer within
+    N s")."""
+    answered, why = _look_up(host, timeout)
+    if not answered:
         return f"no answer within {timeout:g} s"
-    return outcome[0]
+    return why
+
+
+def _is_address(host: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _resolve_within(host: str, deadline: Deadline) -> None:
+    """The name looked up before requests connects, within what is left of ``deadline``: a
+    resolver that hangs (getaddrinfo has no timeout, and requests' socket timeouts start only
+    after it) ends the exchange at the deadline instead of minutes later. Addresses need no
+    look-up. requests looks the name up again when it connects: a resolver that has just
+    answered answers again (a hang between the two is the one case left to the OS's own
+    resolver timeout)."""
+    if _is_address(host):
+        return
+    answered, why = _look_up(host, deadline.left())
+    if not answered:
+        name = one_line(host, 80)
+        raise HttpError("timeout", f"DNS lookup of {name}: no answer within {deadline.seconds:g} s")
+    if why is not None:
+        raise HttpError("unreachable", f"DNS lookup failed ({why})")
