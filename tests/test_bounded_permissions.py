@@ -1,0 +1,214 @@
+"""The one door when the system says no: permission denied, a link loop, a name too long, an I/O
+error; each named with its path and the system's own words (issue 22).
+
+Permissions cannot be denied to root, and CI runs as root. So the cases that need a "no" from
+the permission bits run the door in a child process: as root, under ``setpriv`` with the
+capabilities that override file permissions taken out of its bounding set (a root process
+without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH is held to the owner's bits like any user);
+as anyone else, as is. The child imports the very ``setup_env`` this test imports (its
+``sys.path``), so what is judged is this tree's code.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import require_in_ci
+
+from setup_env import bounded
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+
+CHILD = r"""
+import json, sys
+from setup_env import bounded
+
+op, path, data = sys.argv[1], sys.argv[2], sys.argv[3]
+try:
+    if op == "read":
+        out = bounded.read_file(path, 1 << 20).decode()
+    elif op == "write":
+        out = bounded.write_file(path, data)
+    elif op == "append":
+        out = bounded.append_file(path, data)
+    elif op == "check":
+        out = bounded.check_writable(path)
+    elif op == "check-append":
+        out = bounded.check_writable(path, append=True)
+    else:
+        raise SystemExit(f"unknown op {op}")
+    print(json.dumps({"ok": out}))
+except (bounded.ReadFailed, bounded.WriteFailed) as exc:
+    kind = getattr(exc, "kind", None)
+    print(json.dumps({"error": type(exc).__name__, "kind": kind, "text": str(exc)}))
+"""
+
+
+def unprivileged() -> list[str]:
+    """The argv prefix of a process that file permissions apply to."""
+    if os.geteuid() != 0:
+        return [sys.executable]
+    setpriv = shutil.which("setpriv")
+    require_in_ci(setpriv is not None, "setpriv (util-linux) to run a root child without DAC caps")
+    assert setpriv is not None
+    caps = "-dac_override,-dac_read_search"
+    return [setpriv, "--bounding-set", caps, "--inh-caps", caps, sys.executable]
+
+
+def door(op: str, path: Path, data: str = "") -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.run(
+        [*unprivileged(), "-c", CHILD, op, str(path), data],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+@pytest.fixture
+def locked(tmp_path: Path) -> Any:
+    """A folder nobody may add to or remove from, holding a writable and a read-only file."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    (folder / "rw.xml").write_text("old")
+    (folder / "ro.xml").write_text("old")
+    (folder / "ro.xml").chmod(0o444)
+    folder.chmod(0o555)
+    yield folder
+    folder.chmod(0o755)
+
+
+def test_the_child_is_really_held_to_the_permission_bits(tmp_path: Path) -> None:
+    # Without this, every "permission denied" below could pass for the wrong reason.
+    secret = tmp_path / "secret"
+    secret.write_text("x")
+    secret.chmod(0)
+    proc = subprocess.run(
+        [*unprivileged(), "-c", f"open({str(secret)!r}).read()"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1 and "PermissionError" in proc.stderr
+
+
+def test_a_file_that_may_not_be_read(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text("{}")
+    secret.chmod(0)
+    assert door("read", secret) == {
+        "error": "ReadFailed",
+        "kind": "permission-denied",
+        "text": f"{secret}: Permission denied",
+    }
+
+
+def test_a_new_file_in_a_folder_that_may_not_be_written(locked: Path) -> None:
+    target = locked / "new.xml"
+    assert door("check", target) == {
+        "error": "WriteFailed",
+        "kind": None,
+        "text": f"{target}: permission denied in {locked}",
+    }
+    assert door("write", target, "x") == {
+        "error": "WriteFailed",
+        "kind": None,
+        "text": f"{target}: Permission denied",
+    }
+    assert door("append", target, "x")["text"] == f"{target}: Permission denied"
+    assert sorted(p.name for p in locked.iterdir()) == ["ro.xml", "rw.xml"]  # nothing left
+
+
+def test_a_writable_file_in_a_locked_folder_is_written_in_place(locked: Path) -> None:
+    # No temporary file can be made beside it, but the file itself may be written: its inode,
+    # owner and mode stay; only its bytes change.
+    target = locked / "rw.xml"
+    before = target.stat()
+    assert door("check", target) == {"ok": None}
+    assert door("write", target, "new text") == {"ok": None}
+    after = target.stat()
+    assert target.read_text() == "new text"
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    assert door("write", target, "") == {"ok": None}  # shorter: truncated, not overlaid
+    assert target.read_bytes() == b""
+    assert door("append", target, "a") == {"ok": None}
+    assert door("append", target, "b") == {"ok": None}
+    assert target.read_text() == "ab"
+
+
+def test_a_read_only_file_in_a_locked_folder_cannot_be_written(locked: Path) -> None:
+    target = locked / "ro.xml"
+    # not in place (read-only), not beside it (the folder is locked)
+    assert door("check", target)["text"] == f"{target}: permission denied in {locked}"
+    assert door("write", target, "x")["text"] == f"{target}: Permission denied"
+    assert door("append", target, "x")["text"] == f"{target}: Permission denied"
+    assert target.read_text() == "old"
+
+
+def test_a_read_only_file_in_an_open_folder_is_replaced_but_not_appended(locked: Path) -> None:
+    locked.chmod(0o755)
+    target = locked / "ro.xml"
+    assert door("check", target) == {"ok": None}  # write_file replaces it beside itself
+    assert door("check-append", target)["text"] == f"{target}: permission denied"
+    assert door("append", target, "x")["text"] == f"{target}: Permission denied"
+    assert door("write", target, "new") == {"ok": None}
+    assert target.read_text() == "new"
+    assert target.stat().st_mode & 0o777 == 0o444  # the mode of the file it replaced
+
+
+# --- what the system refuses for other reasons, said in its words ----------------------------
+
+
+def test_a_link_loop_is_an_os_error_named_with_its_path(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.json"
+    loop.symlink_to(loop)
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_file(loop, 100)
+    assert (err.value.path, err.value.kind) == (str(loop), "os-error")
+    assert err.value.detail == os.strerror(errno.ELOOP)
+
+
+def test_a_name_too_long_is_said_so_by_every_writer(tmp_path: Path) -> None:
+    long_name = tmp_path / ("x" * 300)
+    for write in (bounded.write_file, bounded.append_file):
+        with pytest.raises(bounded.WriteFailed) as err:
+            write(long_name, "text")
+        assert str(err.value) == f"{long_name}: {os.strerror(errno.ENAMETOOLONG)}"
+    with pytest.raises(bounded.ReadFailed) as rerr:
+        bounded.read_file(long_name, 10)
+    assert (rerr.value.kind, rerr.value.detail) == ("os-error", os.strerror(errno.ENAMETOOLONG))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="Linux /proc")
+def test_a_read_the_system_fails_is_an_os_error(tmp_path: Path) -> None:
+    # /proc/self/mem is a regular file of size 0 whose first page is never mapped: reading it
+    # fails with EIO, a real read error after a good open.
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_file("/proc/self/mem", 100)
+    assert str(err.value) == f"/proc/self/mem: {os.strerror(errno.EIO)}"
+
+
+def test_a_file_read_in_several_pieces_comes_back_whole(tmp_path: Path) -> None:
+    # read_file takes at most 1 MiB a read: a 2.5 MiB file is three pieces, joined as they were.
+    data = bytes(range(256)) * (10 * 1024)  # 2.5 MiB
+    path = tmp_path / "big.bin"
+    path.write_bytes(data)
+    assert bounded.read_file(path, len(data)) == data
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_file(path, len(data) - 1)
+    assert str(err.value) == f"{path}: over {len(data) - 1} bytes"
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="Linux /proc")
+def test_a_file_that_says_size_0_but_holds_more_is_refused_by_what_it_holds() -> None:
+    with pytest.raises(bounded.ReadFailed) as err:
+        bounded.read_file("/proc/self/maps", 16)
+    assert str(err.value) == "/proc/self/maps: over 16 bytes"
