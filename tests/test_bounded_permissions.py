@@ -43,6 +43,8 @@ try:
         out = bounded.check_writable(path)
     elif op == "check-append":
         out = bounded.check_writable(path, append=True)
+    elif op == "check-create":
+        out = bounded.check_writable(path, create_folders=True)
     else:
         raise SystemExit(f"unknown op {op}")
     print(json.dumps({"ok": out}))
@@ -212,3 +214,61 @@ def test_a_file_that_says_size_0_but_holds_more_is_refused_by_what_it_holds() ->
     with pytest.raises(bounded.ReadFailed) as err:
         bounded.read_file("/proc/self/maps", 16)
     assert str(err.value) == "/proc/self/maps: over 16 bytes"
+
+
+def test_folders_to_be_made_are_judged_by_the_nearest_that_exists(locked: Path) -> None:
+    # matrix refresh --output may name folders it will create: the nearest existing folder must
+    # be writable, wherever the folders above it stand.
+    deep = locked / "new" / "dir" / "wheels.json"
+    assert door("check-create", deep)["text"] == f"{deep}: permission denied in {locked}"
+    open_sub = locked.parent / "open"
+    open_sub.mkdir()
+    assert door("check-create", open_sub / "new" / "wheels.json") == {"ok": None}
+
+
+def test_a_path_through_a_file_or_a_link_loop_is_named(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.txt"
+    plain.write_text("")
+    with pytest.raises(bounded.WriteFailed) as err:
+        bounded.check_writable(plain / "x.json")
+    assert str(err.value) == f"{plain / 'x.json'}: {os.strerror(errno.ENOTDIR)}"
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(bounded.WriteFailed) as err:
+        bounded.check_writable(loop / "x.json")
+    assert str(err.value) == f"{loop / 'x.json'}: {os.strerror(errno.ELOOP)}"
+
+
+FULL = r"""
+import resource, signal, sys
+from setup_env import bounded
+
+# A file-size limit: a write past it fails with EFBIG (SIGXFSZ ignored), as a full disk would.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+write = {"write": bounded.write_file, "append": bounded.append_file}[sys.argv[1]]
+try:
+    write(sys.argv[2], "y" * 1000)
+except bounded.WriteFailed as exc:
+    print(str(exc))
+"""
+
+
+@pytest.mark.parametrize("op", ["write", "append"])
+def test_a_write_that_fails_midway_keeps_the_old_file_and_leaves_nothing(
+    tmp_path: Path, op: str
+) -> None:
+    target = tmp_path / "report.xml"
+    target.write_text("old")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.run(
+        [sys.executable, "-c", FULL, op, str(target)],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == f"{target}: {os.strerror(errno.EFBIG)}"
+    if op == "write":  # replaced atomically or not at all; no temporary file left beside it
+        assert target.read_text() == "old"
+        assert [p.name for p in tmp_path.iterdir()] == ["report.xml"]
+    else:  # an append writes what fits, as the system allows: never past the limit
+        assert target.read_text().startswith("old") and target.stat().st_size <= 64
