@@ -272,3 +272,55 @@ def test_a_write_that_fails_midway_keeps_the_old_file_and_leaves_nothing(
         assert [p.name for p in tmp_path.iterdir()] == ["report.xml"]
     else:  # an append writes what fits, as the system allows: never past the limit
         assert target.read_text().startswith("old") and target.stat().st_size <= 64
+
+
+# --- the temporary file beside the target ----------------------------------------------------
+
+
+def _names_from(monkeypatch: pytest.MonkeyPatch, *draws: bytes) -> None:
+    """os.urandom, as write_file draws its temporary names, returns these in turn."""
+    left = list(draws)
+    monkeypatch.setattr(os, "urandom", lambda n: left.pop(0) if left else b"\xff" * n)
+
+
+def test_a_temporary_name_another_writer_holds_is_skipped_and_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "wheels.json"
+    target.write_text("old")
+    theirs = tmp_path / ".wheels.json.00000000.tmp"
+    theirs.write_text("another writer's")
+    _names_from(monkeypatch, b"\0" * 4, b"\1" * 4)
+    bounded.write_file(target, "new")
+    assert target.read_text() == "new"
+    assert theirs.read_text() == "another writer's"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [theirs.name, "wheels.json"]
+
+
+def test_when_every_temporary_name_is_taken_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "wheels.json"
+    target.write_text("old")
+    (tmp_path / ".wheels.json.00000000.tmp").write_text("")
+    _names_from(monkeypatch, *[b"\0" * 4] * 16)  # 16 tries, every one taken
+    with pytest.raises(bounded.WriteFailed) as err:
+        bounded.write_file(target, "new")
+    assert str(err.value) == f"{target}: no temporary name free beside it"
+    assert target.read_text() == "old"
+
+
+def test_the_temporary_file_is_made_beside_the_target_not_in_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A working folder that is gone (deleted under the process) can hold no file: the write
+    # works all the same, and the rename stays within the target's own folder (atomic).
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    target = tmp_path / "out" / "report.xml"
+    target.parent.mkdir()
+    bounded.write_file(target, "<testsuites/>")
+    assert target.read_text() == "<testsuites/>"
+    assert [p.name for p in target.parent.iterdir()] == ["report.xml"]
