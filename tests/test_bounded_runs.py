@@ -113,3 +113,25 @@ def test_a_bundled_document_that_leads_outside_the_data_folder_is_refused(
     with pytest.raises(bounded.ReadFailed) as err:
         bounded.read_bundled("gpus.json")
     assert err.value.kind == "outside"
+
+
+# --- the defaults the callers rely on ----------------------------------------------------------
+
+
+def test_one_line_cuts_at_200_characters_by_default() -> None:
+    assert bounded.one_line("x" * 200) == "x" * 200
+    assert bounded.one_line("x" * 201) == "x" * 200 + "…"
+
+
+def test_undecodable_bytes_are_called_input_unless_named() -> None:
+    with pytest.raises(bounded.InputError) as err:
+        bounded.decode_text(b"\xc3")
+    assert str(err.value) == "input is not UTF-8 or UTF-16 text (unexpected end of data)"
+    with pytest.raises(bounded.InputError) as err:
+        bounded.decode_text(b"\xc3", "nodes/a.json")
+    assert str(err.value).startswith("nodes/a.json is not UTF-8 or UTF-16 text")
+
+
+def test_a_read_failure_without_detail_says_its_kind() -> None:
+    assert str(bounded.ReadFailed("/etc/x.json", "missing")) == "/etc/x.json: missing"
+    assert bounded.ReadFailed("/etc/x.json", "missing").detail == ""
