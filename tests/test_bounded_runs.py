@@ -135,3 +135,20 @@ def test_undecodable_bytes_are_called_input_unless_named() -> None:
 def test_a_read_failure_without_detail_says_its_kind() -> None:
     assert str(bounded.ReadFailed("/etc/x.json", "missing")) == "/etc/x.json: missing"
     assert bounded.ReadFailed("/etc/x.json", "missing").detail == ""
+
+
+# --- JSON given as text ---------------------------------------------------------------------------
+
+
+def test_text_with_a_byte_order_mark_parses_and_only_the_mark_is_dropped() -> None:
+    assert bounded.parse_json('\ufeff{"a": 1}') == {"a": 1}
+    assert bounded.parse_json_documents('\ufeff{"a": 1}', "nodes") == ([{"a": 1}], None)
+    with pytest.raises(bounded.InputError) as err:  # a stray letter is no mark
+        bounded.parse_json("X1")
+    assert str(err.value) == "the document is not JSON (Expecting value: line 1 column 1 (char 0))"
+
+
+def test_nesting_past_what_the_parser_can_hold_is_said_as_depth() -> None:
+    with pytest.raises(bounded.InputError) as err:
+        bounded.parse_json("[" * 100_000 + "]" * 100_000, "check.json")
+    assert str(err.value) == "check.json nests deeper than 64 levels"
