@@ -245,7 +245,7 @@ from setup_env import bounded
 
 # A file-size limit: a write past it fails with EFBIG (SIGXFSZ ignored), as a full disk would.
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+resource.setrlimit(resource.RLIMIT_FSIZE, (64, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 write = {"write": bounded.write_file, "append": bounded.append_file}[sys.argv[1]]
 try:
     write(sys.argv[2], "y" * 1000)
@@ -324,3 +324,21 @@ def test_the_temporary_file_is_made_beside_the_target_not_in_the_working_folder(
     bounded.write_file(target, "<testsuites/>")
     assert target.read_text() == "<testsuites/>"
     assert [p.name for p in target.parent.iterdir()] == ["report.xml"]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="Linux /proc")
+def test_a_folder_that_takes_no_new_file_is_said_so_by_the_system() -> None:
+    # /proc holds no files but its own: the temporary file cannot be made there.
+    target = "/proc/setup-env-report.xml"
+    with pytest.raises(bounded.WriteFailed) as err:
+        bounded.write_file(target, "<testsuites/>")
+    assert str(err.value) == f"{target}: {os.strerror(errno.ENOENT)}"
+
+
+def test_a_long_but_legal_name_is_written(tmp_path: Path) -> None:
+    # 250 characters is a legal name (255 is the limit): the temporary name beside it must stay
+    # legal too.
+    target = tmp_path / ("r" * 250)
+    bounded.write_file(target, "report")
+    assert target.read_text() == "report"
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]

@@ -475,7 +475,8 @@ def write_file(
     folder = os.path.dirname(target)
     fd = tmp = None
     for _ in range(16):
-        tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.urandom(4).hex()}.tmp")
+        # the name's first 200 characters: a legal name (255) must leave a legal temporary one
+        tmp = os.path.join(folder, f".{os.path.basename(target)[:200]}.{os.urandom(4).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _WRITE_FLAGS, 0o666)
             break
