@@ -152,3 +152,26 @@ def test_nesting_past_what_the_parser_can_hold_is_said_as_depth() -> None:
     with pytest.raises(bounded.InputError) as err:
         bounded.parse_json("[" * 100_000 + "]" * 100_000, "check.json")
     assert str(err.value) == "check.json nests deeper than 64 levels"
+
+
+ESCAPES = r"""
+import subprocess, sys
+helper = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(20)"],
+    start_new_session=True, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+)  # a helper that leaves the group and keeps our stdout open
+print(helper.pid, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_helper_that_leaves_the_group_cannot_hold_the_run_past_its_bound() -> None:
+    # run() kills the command's group; a helper in a session of its own survives that and keeps
+    # the pipe open. run() still returns, with what was read, while the helper lives on.
+    ran = bounded.run([sys.executable, "-c", ESCAPES], timeout=30, max_output=1000)
+    helper = int(ran.stdout.split()[0])
+    try:
+        os.kill(helper, 0)  # still alive: run() did not wait for it
+    finally:
+        os.kill(helper, 9)
+    assert ran.returncode == 0 and not ran.timed_out
