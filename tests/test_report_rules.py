@@ -132,3 +132,44 @@ def test_an_email_wrapped_python_version_is_joined() -> None:
     assert wrapped != text
     assert parse(wrapped).fields["Python version"] == parse(text).fields["Python version"]
     assert parse(wrapped).facts == parse(text).facts
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("find-env-rtx2060-torch1.1-driver418.txt", True),  # "Is CUDA available: Yes" (torch 1.1)
+        ("linux-h100-cu130-driver570.txt", True),  # "True"
+        ("linux-2x-titanxp-conda-torch1.4-driver410.txt", False),  # "No"
+        ("debian12-cpu-torch2.13.txt", False),  # "False"
+        ("jetson-orin-nano-no-torch.txt", None),  # "N/A": no torch to ask
+    ],
+)
+def test_each_spelling_of_cuda_available_reads_as_yes_no_or_unknown(
+    name: str, said: bool | None
+) -> None:
+    # old torch printed Yes/No, newer True/False; without torch the answer is unknown
+    assert parse(read(name)).cuda_available is said
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("colab-t4-torch1.7-cu101-driver418.txt", True),  # "Is debug build: True"
+        ("linux-2x-titanxp-conda-torch1.4-driver410.txt", False),  # "No"
+        ("linux-h100-cu130-driver570.txt", False),  # "False"
+    ],
+)
+def test_each_spelling_of_debug_build_is_read(name: str, said: bool) -> None:
+    assert parse(read(name)).debug_build is said
+
+
+def test_a_rocm_field_cut_mid_value_is_no_rocm_build() -> None:
+    # "ROCM used to build PyTorch: N/A" cut after "N/" (a paste cut mid-line) names no ROCm
+    # version: the H100 stays an NVIDIA GPU, as on the whole line
+    text = read("linux-h100-cu130-driver570.txt")
+    cut = text.replace("ROCM used to build PyTorch: N/A\n", "ROCM used to build PyTorch: N/\n")
+    assert cut != text
+    for facts in (parse(text).facts, parse(cut).facts):
+        assert facts.nvidia is not None
+        assert [g.name for g in facts.nvidia.gpus] == ["NVIDIA H100 80GB HBM3"]
+        assert facts.rocm is None or not facts.rocm.gpus
