@@ -173,3 +173,18 @@ def test_a_rocm_field_cut_mid_value_is_no_rocm_build() -> None:
         assert facts.nvidia is not None
         assert [g.name for g in facts.nvidia.gpus] == ["NVIDIA H100 80GB HBM3"]
         assert facts.rocm is None or not facts.rocm.gpus
+
+
+def test_an_old_conda_build_string_without_the_cuda_dot_names_its_variant() -> None:
+    # conda builds before torch 1.2 wrote "cuda90"/"cuda92" for CUDA 9.0/9.2. A paste of only
+    # the library lines (cut from the report, as tail-only pastes are) leaves the conda build
+    # string the one sign of the variant.
+    text = read("windows10-conda-torch1.0-cu90-gtx1050.txt")
+    tail = text[text.index("Versions of relevant libraries:") :]
+    assert "py3.7_cuda90_cudnn7_1" in tail and "CUDA used" not in tail
+    torch = [p for p in parse(tail).facts.packages if p.name == "torch"]
+    assert [(p.version, p.variant) for p in torch] == [("1.0.0", Variant.parse("cu90"))]
+    # the same line with the dotted form torch 1.2 and later print
+    dotted = tail.replace("py3.7_cuda90_cudnn7_1", "py3.7_cuda9.0_cudnn7_1")
+    torch = [p for p in parse(dotted).facts.packages if p.name == "torch"]
+    assert [(p.version, p.variant) for p in torch] == [("1.0.0", Variant.parse("cu90"))]
