@@ -10,6 +10,7 @@ import pytest
 
 from setup_env.knowledge.variant import Variant
 from setup_env.probe.report import decode, parse
+from setup_env.probe.report.messages import _M_LIB, _lib_matches, read_messages
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
 
@@ -188,3 +189,54 @@ def test_an_old_conda_build_string_without_the_cuda_dot_names_its_variant() -> N
     dotted = tail.replace("py3.7_cuda90_cudnn7_1", "py3.7_cuda9.0_cudnn7_1")
     torch = [p for p in parse(dotted).facts.packages if p.name == "torch"]
     assert [(p.version, p.variant) for p in torch] == [("1.0.0", Variant.parse("cu90"))]
+
+
+# Real import errors, each from the public report named beside it (as in test_smoke_decide.py).
+LIBRARY_ERRORS = [
+    # https://github.com/pytorch/pytorch/issues/104259
+    (
+        "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+        ["libcudnn.so.8"],
+    ),
+    # https://github.com/pytorch/pytorch/issues/131312
+    (
+        "ImportError: /home/dp/anaconda3/envs/ComfyUI/lib/python3.11/site-packages/torch/lib/../"
+        "../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, "
+        "version libnvJitLink.so.12",
+        ["libcusparse.so.12"],
+    ),
+    # https://github.com/semchan/NLUT/issues/15: torch's own library, not a CUDA one
+    (
+        "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or "
+        "directory",
+        [],
+    ),
+    # https://github.com/THU-MIG/yolov10/issues/306: a symbol named after NCCL, no NCCL file
+    (
+        "ImportError: /root/.local/conda/envs/yolov10/lib/python3.9/site-packages/torch/lib/"
+        "libtorch_cuda.so: undefined symbol: ncclCommRegister",
+        [],
+    ),
+    # tests/fixtures/collect_env/message-cudnn-load-failed.txt: the name twice in one message
+    (read("message-cudnn-load-failed.txt"), ["libcudnn_ops_infer.so.8"]),
+]
+
+
+@pytest.mark.parametrize(("error", "libraries"), LIBRARY_ERRORS)
+def test_a_cuda_library_torch_could_not_load_is_read_by_its_file_name(
+    error: str, libraries: list[str]
+) -> None:
+    def loads(text: str) -> list[str | None]:
+        return [m.library for m in read_messages(text) if m.kind == "library-load"]
+
+    assert loads(error) == libraries
+    # pasted below a whole report, and with the report's libraries around it
+    report = read("linux-h100-cu130-driver570.txt")
+    assert loads(report + "\n" + error + "\n") == libraries
+    assert loads(error + "\n" + report) == libraries
+    # the scan that looks only where a library name starts finds what the pattern finds
+    # everywhere (issue 18 made it fast; it must not make it miss)
+    both = report + "\n" + error + "\n" + report
+    assert [m.span() for m in _lib_matches(both, both.lower())] == [
+        m.span() for m in _M_LIB.finditer(both)
+    ]
