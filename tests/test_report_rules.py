@@ -240,3 +240,22 @@ def test_a_cuda_library_torch_could_not_load_is_read_by_its_file_name(
     assert [m.span() for m in _lib_matches(both, both.lower())] == [
         m.span() for m in _M_LIB.finditer(both)
     ]
+
+
+@pytest.mark.parametrize("extra", [0, 11, 12, 40])
+def test_the_path_an_os_guess_rests_on_is_named_whole_up_to_90_characters(extra: int) -> None:
+    # a report cut before its OS line: the OS is guessed from the path in torch's warning, and
+    # the evidence names that path (not the whole warning line). The conda env's name is made
+    # longer (the one change) to bring the 79-character path to 90 and past it: up to 90 it is
+    # named whole, past that its start and its end are kept around an ellipsis.
+    text = read("linux-driver-too-old-9010-cu102.txt")
+    path = "/root/anaconda3/envs/foo/lib/python3.8/site-packages/torch/cuda/__init__.py:83:"
+    assert len(path) == 79 and path in text
+    longer = path.replace("/foo/", "/foo" + "x" * extra + "/")
+    said = {e.fact: e.source for e in parse(text.replace(path, longer)).evidence}["os"]
+    assert said.startswith("inferred: a Linux path (")
+    named = said[len("inferred: a Linux path (") : -1]
+    if len(longer) <= 90:
+        assert named == longer
+    else:
+        assert named == longer[:40] + "…" + longer[-45:]
