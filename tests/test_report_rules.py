@@ -259,3 +259,17 @@ def test_the_path_an_os_guess_rests_on_is_named_whole_up_to_90_characters(extra:
         assert named == longer
     else:
         assert named == longer[:40] + "…" + longer[-45:]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "wsl2-rocm62-rx7900xt.txt",  # an AMD GPU line
+        "linux-h100-cu130-driver570.txt",  # an NVIDIA one
+    ],
+)
+def test_each_gpu_read_from_the_gpu_block_names_the_report_as_its_source(name: str) -> None:
+    facts = parse(read(name)).facts
+    gpus = [*(facts.nvidia.gpus if facts.nvidia else ()), *(facts.rocm.gpus if facts.rocm else ())]
+    assert gpus
+    assert {g.source for g in gpus} == {"collect_env"}
