@@ -93,3 +93,30 @@ def test_a_build_lists_sass_then_ptx() -> None:
                  ((8, 0), (9, 0)), ((9, 0),), "V", "test")  # fmt: skip
     assert b.cuda == "12.8"
     assert b.arch_names() == ("sm_80", "sm_90", "compute_90")
+
+
+@pytest.mark.parametrize(
+    ("platform", "env", "where"),
+    [
+        # Windows: the per-user local app data, its default when the variable is unset
+        ("win32", {"LOCALAPPDATA": "/lad"}, "/lad/setup-env/wheels.json"),
+        ("win32", {}, "HOME/AppData/Local/setup-env/wheels.json"),
+        ("win32", {"XDG_CACHE_HOME": "/xdg"}, "HOME/AppData/Local/setup-env/wheels.json"),
+        # elsewhere an absolute XDG_CACHE_HOME wins; a relative one is ignored (XDG spec)
+        ("linux", {"XDG_CACHE_HOME": "/xdg"}, "/xdg/setup-env/wheels.json"),
+        ("darwin", {"XDG_CACHE_HOME": "/xdg"}, "/xdg/setup-env/wheels.json"),
+        ("linux", {"XDG_CACHE_HOME": "rel"}, "HOME/.cache/setup-env/wheels.json"),
+        ("linux", {}, "HOME/.cache/setup-env/wheels.json"),
+        ("darwin", {}, "HOME/Library/Caches/setup-env/wheels.json"),
+    ],
+)
+def test_the_refreshed_matrix_is_kept_in_each_platforms_user_cache(
+    monkeypatch: pytest.MonkeyPatch, platform: str, env: dict[str, str], where: str
+) -> None:
+    monkeypatch.setattr(mx.sys, "platform", platform)
+    monkeypatch.setattr(mx.Path, "home", staticmethod(lambda: Path("HOME")))
+    for name in ("LOCALAPPDATA", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert mx.user_matrix_path() == Path(where)

@@ -101,6 +101,15 @@ def test_cuda_available_is_never_a_cpu_build(capsys: pytest.CaptureFixture[str])
         ("550.54.15", False),
         ("460.39", False),
         ("418.67", False),
+        # the edges of the rule: before R400 every branch had Unix releases (R396: 396.54);
+        # R465 is a multiple of five below R470, where two-part numbers were still Unix's too;
+        # R471 is past R470 and no multiple of five
+        ("396.54", False),
+        ("465.89", False),
+        ("471.41", True),
+        ("470.05", True),  # at R470 itself a two-part number is Windows' (the WSL preview driver)
+        ("", False),
+        ("N/A", False),
     ],
 )
 def test_windows_only_driver_numbers(driver: str, windows: bool) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from setup_env.knowledge.variant import Variant
 from setup_env.probe.report import decode, parse
+from setup_env.probe.report.messages import _M_LIB, _lib_matches, read_messages
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
 
@@ -132,3 +133,143 @@ def test_an_email_wrapped_python_version_is_joined() -> None:
     assert wrapped != text
     assert parse(wrapped).fields["Python version"] == parse(text).fields["Python version"]
     assert parse(wrapped).facts == parse(text).facts
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("find-env-rtx2060-torch1.1-driver418.txt", True),  # "Is CUDA available: Yes" (torch 1.1)
+        ("linux-h100-cu130-driver570.txt", True),  # "True"
+        ("linux-2x-titanxp-conda-torch1.4-driver410.txt", False),  # "No"
+        ("debian12-cpu-torch2.13.txt", False),  # "False"
+        ("jetson-orin-nano-no-torch.txt", None),  # "N/A": no torch to ask
+    ],
+)
+def test_each_spelling_of_cuda_available_reads_as_yes_no_or_unknown(
+    name: str, said: bool | None
+) -> None:
+    # old torch printed Yes/No, newer True/False; without torch the answer is unknown
+    assert parse(read(name)).cuda_available is said
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("colab-t4-torch1.7-cu101-driver418.txt", True),  # "Is debug build: True"
+        ("linux-2x-titanxp-conda-torch1.4-driver410.txt", False),  # "No"
+        ("linux-h100-cu130-driver570.txt", False),  # "False"
+    ],
+)
+def test_each_spelling_of_debug_build_is_read(name: str, said: bool) -> None:
+    assert parse(read(name)).debug_build is said
+
+
+def test_a_rocm_field_cut_mid_value_is_no_rocm_build() -> None:
+    # "ROCM used to build PyTorch: N/A" cut after "N/" (a paste cut mid-line) names no ROCm
+    # version: the H100 stays an NVIDIA GPU, as on the whole line
+    text = read("linux-h100-cu130-driver570.txt")
+    cut = text.replace("ROCM used to build PyTorch: N/A\n", "ROCM used to build PyTorch: N/\n")
+    assert cut != text
+    for facts in (parse(text).facts, parse(cut).facts):
+        assert facts.nvidia is not None
+        assert [g.name for g in facts.nvidia.gpus] == ["NVIDIA H100 80GB HBM3"]
+        assert facts.rocm is None or not facts.rocm.gpus
+
+
+def test_an_old_conda_build_string_without_the_cuda_dot_names_its_variant() -> None:
+    # conda builds before torch 1.2 wrote "cuda90"/"cuda92" for CUDA 9.0/9.2. A paste of only
+    # the library lines (cut from the report, as tail-only pastes are) leaves the conda build
+    # string the one sign of the variant.
+    text = read("windows10-conda-torch1.0-cu90-gtx1050.txt")
+    tail = text[text.index("Versions of relevant libraries:") :]
+    assert "py3.7_cuda90_cudnn7_1" in tail and "CUDA used" not in tail
+    torch = [p for p in parse(tail).facts.packages if p.name == "torch"]
+    assert [(p.version, p.variant) for p in torch] == [("1.0.0", Variant.parse("cu90"))]
+    # the same line with the dotted form torch 1.2 and later print
+    dotted = tail.replace("py3.7_cuda90_cudnn7_1", "py3.7_cuda9.0_cudnn7_1")
+    torch = [p for p in parse(dotted).facts.packages if p.name == "torch"]
+    assert [(p.version, p.variant) for p in torch] == [("1.0.0", Variant.parse("cu90"))]
+
+
+# Real import errors, each from the public report named beside it (as in test_smoke_decide.py).
+LIBRARY_ERRORS = [
+    # https://github.com/pytorch/pytorch/issues/104259
+    (
+        "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+        ["libcudnn.so.8"],
+    ),
+    # https://github.com/pytorch/pytorch/issues/131312
+    (
+        "ImportError: /home/dp/anaconda3/envs/ComfyUI/lib/python3.11/site-packages/torch/lib/../"
+        "../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, "
+        "version libnvJitLink.so.12",
+        ["libcusparse.so.12"],
+    ),
+    # https://github.com/semchan/NLUT/issues/15: torch's own library, not a CUDA one
+    (
+        "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or "
+        "directory",
+        [],
+    ),
+    # https://github.com/THU-MIG/yolov10/issues/306: a symbol named after NCCL, no NCCL file
+    (
+        "ImportError: /root/.local/conda/envs/yolov10/lib/python3.9/site-packages/torch/lib/"
+        "libtorch_cuda.so: undefined symbol: ncclCommRegister",
+        [],
+    ),
+    # tests/fixtures/collect_env/message-cudnn-load-failed.txt: the name twice in one message
+    (read("message-cudnn-load-failed.txt"), ["libcudnn_ops_infer.so.8"]),
+]
+
+
+@pytest.mark.parametrize(("error", "libraries"), LIBRARY_ERRORS)
+def test_a_cuda_library_torch_could_not_load_is_read_by_its_file_name(
+    error: str, libraries: list[str]
+) -> None:
+    def loads(text: str) -> list[str | None]:
+        return [m.library for m in read_messages(text) if m.kind == "library-load"]
+
+    assert loads(error) == libraries
+    # pasted below a whole report, and with the report's libraries around it
+    report = read("linux-h100-cu130-driver570.txt")
+    assert loads(report + "\n" + error + "\n") == libraries
+    assert loads(error + "\n" + report) == libraries
+    # the scan that looks only where a library name starts finds what the pattern finds
+    # everywhere (issue 18 made it fast; it must not make it miss)
+    both = report + "\n" + error + "\n" + report
+    assert [m.span() for m in _lib_matches(both, both.lower())] == [
+        m.span() for m in _M_LIB.finditer(both)
+    ]
+
+
+@pytest.mark.parametrize("extra", [0, 11, 12, 40])
+def test_the_path_an_os_guess_rests_on_is_named_whole_up_to_90_characters(extra: int) -> None:
+    # a report cut before its OS line: the OS is guessed from the path in torch's warning, and
+    # the evidence names that path (not the whole warning line). The conda env's name is made
+    # longer (the one change) to bring the 79-character path to 90 and past it: up to 90 it is
+    # named whole, past that its start and its end are kept around an ellipsis.
+    text = read("linux-driver-too-old-9010-cu102.txt")
+    path = "/root/anaconda3/envs/foo/lib/python3.8/site-packages/torch/cuda/__init__.py:83:"
+    assert len(path) == 79 and path in text
+    longer = path.replace("/foo/", "/foo" + "x" * extra + "/")
+    said = {e.fact: e.source for e in parse(text.replace(path, longer)).evidence}["os"]
+    assert said.startswith("inferred: a Linux path (")
+    named = said[len("inferred: a Linux path (") : -1]
+    if len(longer) <= 90:
+        assert named == longer
+    else:
+        assert named == longer[:40] + "…" + longer[-45:]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "wsl2-rocm62-rx7900xt.txt",  # an AMD GPU line
+        "linux-h100-cu130-driver570.txt",  # an NVIDIA one
+    ],
+)
+def test_each_gpu_read_from_the_gpu_block_names_the_report_as_its_source(name: str) -> None:
+    facts = parse(read(name)).facts
+    gpus = [*(facts.nvidia.gpus if facts.nvidia else ()), *(facts.rocm.gpus if facts.rocm else ())]
+    assert gpus
+    assert {g.source for g in gpus} == {"collect_env"}

@@ -300,11 +300,16 @@ def _cudnn_version(cudnn_lines: list[str]) -> Optional[str]:
 
 
 def _conda_variant(build: str) -> Optional[Variant]:
-    """A conda build string's variant: ``py3.11_cuda12.1_cudnn8.9.2_0`` -> cu121."""
+    """A conda build string's variant: ``py3.11_cuda12.1_cudnn8.9.2_0`` -> cu121; the builds
+    before torch 1.2 wrote the CUDA version without its dot (``py3.7_cuda90_cudnn7_1`` -> cu90,
+    ``cuda100`` -> cu100)."""
     if "cpu" in build:
         return CPU
     m = re.search(r"cuda(\d+\.\d+)", build)
-    return Variant.cuda_of(m.group(1)) if m else None
+    if m:
+        return Variant.cuda_of(m.group(1))
+    m = re.search(r"cuda(\d+)(\d)(?!\d)", build)
+    return Variant.cuda_of(f"{m.group(1)}.{m.group(2)}") if m else None
 
 
 def _packages(
