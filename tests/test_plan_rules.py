@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any
 
 import pytest
+from packaging.version import Version
 
 from setup_env.decide.model import Plan, PlanOptions
 from setup_env.decide.plan import make_plan, spec_facts
@@ -124,6 +125,35 @@ def test_an_old_python_plans_the_newest_release_that_has_its_wheels() -> None:
     p = plan(nvidia("580.95.05", python="3.9"))
     assert (p.torch_version, p.variant) == ("2.8.0", V("cu128"))
     assert [f.kind for f in p.fixes] == ["change-python"]
+
+
+def _pypi_wheel_needs(glibc: str) -> mx.Matrix:
+    """The bundled matrix, with torch 2.14.1's PyPI x86_64 wheel needing more glibc than its
+    manylinux_2_28 tag says (2.6.0's manylinux1 trap, on the newest release): the index's
+    wheels keep the release's 2.28 floor."""
+    trap = mx.Trap(
+        platform_tag="manylinux_2_28_x86_64",
+        min_glibc=Version(glibc),
+        note="built on a newer glibc than its tag says",
+        confidence="I",
+        source="a described trap",
+    )
+    releases = tuple(
+        dataclasses.replace(r, traps=(trap,)) if str(r.version) == "2.14.1" else r
+        for r in M.releases
+    )
+    return dataclasses.replace(M, releases=releases)
+
+
+def test_a_release_one_route_installs_stays_offered_by_that_route() -> None:
+    """PyPI's wheel needs glibc 2.34: on glibc 2.31 PyPI's CUDA wheel (cu130, PyPI's default)
+    is not offered, yet the release is, from PyPI's own index; from 2.34 on PyPI serves it."""
+    trapped = _pypi_wheel_needs("2.34")
+    p = make_plan(nvidia("580.95.05", glibc="2.31"), PlanOptions(torch="2.14.1"), trapped)
+    assert (p.status, p.torch_version, p.source) == ("ok", "2.14.1", "index")
+    assert p.variant == V("cu130") and p.index_url is not None and p.index_url.endswith("/cu130")
+    p = make_plan(nvidia("580.95.05", glibc="2.34"), PlanOptions(torch="2.14.1"), trapped)
+    assert (p.status, p.torch_version, p.source, p.variant) == ("ok", "2.14.1", "pypi", V("cu130"))
 
 
 def test_windows_takes_the_cuda_index_since_pypi_serves_cpu() -> None:
