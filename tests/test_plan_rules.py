@@ -177,6 +177,20 @@ def test_a_torch_pin(pin: str, version: str, series: bool) -> None:
     assert parse_torch_pin(pin) == (Version(version), series)
 
 
+def test_a_pin_the_matrix_does_not_know_names_the_releases_it_does() -> None:
+    """A well-formed pin past the matrix (2.99) plans nothing; the reason names the newest
+    release and the four most recent, the fix pins the newest."""
+    p = plan(spec_facts(os="linux", python="3.12"), torch="2.99")
+    assert (p.status, p.reason_codes) == ("none", ("torch-not-in-matrix",))
+    recent = ", ".join(str(r.version) for r in M.releases[-4:])
+    assert p.reasons == (
+        f"torch 2.99 is not in the wheel matrix (newest: {M.newest.version}; recent: {recent})",
+    )
+    assert [(f.kind, f.summary) for f in p.fixes] == [
+        ("pin-torch", f"pin a release the matrix knows, e.g. --torch {M.newest.version}")
+    ]
+
+
 @pytest.mark.parametrize("pin", ["2", "2.13.0.1", "latest", "2.13.x", ">=2.13", "2.1234"])
 def test_a_torch_pin_that_is_no_release(pin: str) -> None:
     from setup_env.decide.model import PlanError
