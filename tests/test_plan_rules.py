@@ -370,7 +370,7 @@ def test_variant_mps_is_apple_silicon_only() -> None:
 
 def test_variant_cpu_on_a_gpu_machine_is_asked_not_a_fallback() -> None:
     p = plan(nvidia("580.95.05"), variant="cpu")
-    assert (p.status, p.variant, p.source) == ("ok", V("cpu"), "index")
+    assert (p.status, p.variant, p.source, p.driver_compat) == ("ok", V("cpu"), "index", None)
     assert p.reason_codes[0] == "variant-as-asked"
     assert p.torch_version == M.newest.version.public
 
@@ -415,10 +415,8 @@ def test_variant_with_no_confirmed_build_names_the_release_that_has_one() -> Non
     assert p.fixes[0].summary.endswith("--torch 2.14.1 --variant cu130")
 
 
-def test_a_gpu_served_only_by_ptx_needs_the_full_driver() -> None:
-    """PTX is JIT-compiled by the driver, which minor-version compatibility does not cover: a
-    GPU that runs a build only through PTX needs the build's own driver, not the MVC floor.
-    The bundled matrix has no PTX build today, so one is made: torch 2.14.1's cu126 for
+def _ptx_only_cu126() -> mx.Matrix:
+    """The bundled matrix has no PTX build today, so one is made: torch 2.14.1's cu126 for
     linux_x86_64 with its SASS up to sm_90 and PTX for compute_90, the only CUDA build left."""
     key = (V("cu126"), "2.14.1", "linux_x86_64")
     build = M.builds[key]
@@ -428,7 +426,47 @@ def test_a_gpu_served_only_by_ptx_needs_the_full_driver() -> None:
     )
     for other in ("cu130", "cu132"):
         builds.pop((V(other), "2.14.1", "linux_x86_64"), None)
-    ptx_matrix = dataclasses.replace(M, builds=builds)
+    return dataclasses.replace(M, builds=builds)
+
+
+def test_a_variant_asked_for_a_gpu_it_serves_through_ptx_says_so_and_needs_the_full_driver() -> (
+    None
+):
+    ptx_matrix = _ptx_only_cu126()
+
+    def asked(gpu: str, driver: str) -> Plan:
+        options = PlanOptions(torch="2.14.1", variant="cu126")
+        return make_plan(nvidia(driver, gpu), options, ptx_matrix)
+
+    p = asked("RTX 5090", "580.95.05")
+    assert (p.status, p.variant, p.driver_compat) == ("ok", V("cu126"), "full")
+    assert [w for w in p.warnings if "PTX" in w] == [
+        "RTX 5090 run(s) cu126 of torch 2.14.1 through PTX JIT compilation only (slow first start)"
+    ]
+    assert "arch-ptx" not in asked("RTX 4090", "580.95.05").warning_codes  # SASS for sm_89
+    # 550.54.14: MVC serves the SASS GPU, not the one that JIT-compiles PTX
+    assert asked("RTX 4090", "550.54.14").driver_compat == "mvc"
+    p = asked("RTX 5090", "550.54.14")
+    assert (p.status, p.variant, p.driver_compat) == ("ok", V("cu126"), None)
+    assert [f.kind for f in p.fixes] == ["upgrade-driver"] and ">= 560.35.05" in p.fixes[0].summary
+
+
+def test_a_variant_asked_takes_the_route_that_installs_it() -> None:
+    """--variant cu130 (PyPI's default) where PyPI's wheel needs glibc 2.34: from the index on
+    glibc 2.31, from PyPI on 2.34."""
+    trapped = _pypi_wheel_needs("2.34")
+    options = PlanOptions(torch="2.14.1", variant="cu130")
+    p = make_plan(nvidia("580.95.05", glibc="2.31"), options, trapped)
+    assert (p.status, p.variant, p.source) == ("ok", V("cu130"), "index")
+    p = make_plan(nvidia("580.95.05", glibc="2.34"), options, trapped)
+    assert (p.status, p.variant, p.source) == ("ok", V("cu130"), "pypi")
+
+
+def test_a_gpu_served_only_by_ptx_needs_the_full_driver() -> None:
+    """PTX is JIT-compiled by the driver, which minor-version compatibility does not cover: a
+    GPU that runs a build only through PTX needs the build's own driver, not the MVC floor
+    (torch 2.14.1's cu126 made PTX-only for sm_120)."""
+    ptx_matrix = _ptx_only_cu126()
 
     def ptx_plan(gpu: str, driver: str | None) -> Plan:
         return make_plan(nvidia(driver, gpu), PlanOptions(torch="2.14.1"), ptx_matrix)
