@@ -127,9 +127,9 @@ def test_an_old_python_plans_the_newest_release_that_has_its_wheels() -> None:
     assert [f.kind for f in p.fixes] == ["change-python"]
 
 
-def _pypi_wheel_needs(glibc: str) -> mx.Matrix:
-    """The bundled matrix, with torch 2.14.1's PyPI x86_64 wheel needing more glibc than its
-    manylinux_2_28 tag says (2.6.0's manylinux1 trap, on the newest release): the index's
+def _pypi_wheel_needs(glibc: str, release: str = "2.14.1") -> mx.Matrix:
+    """The bundled matrix, with a release's PyPI x86_64 wheel needing more glibc than its
+    manylinux_2_28 tag says (2.6.0's manylinux1 trap, on a recent release): the index's
     wheels keep the release's 2.28 floor."""
     trap = mx.Trap(
         platform_tag="manylinux_2_28_x86_64",
@@ -139,7 +139,7 @@ def _pypi_wheel_needs(glibc: str) -> mx.Matrix:
         source="a described trap",
     )
     releases = tuple(
-        dataclasses.replace(r, traps=(trap,)) if str(r.version) == "2.14.1" else r
+        dataclasses.replace(r, traps=(trap,)) if str(r.version) == release else r
         for r in M.releases
     )
     return dataclasses.replace(M, releases=releases)
@@ -154,6 +154,34 @@ def test_a_release_one_route_installs_stays_offered_by_that_route() -> None:
     assert p.variant == V("cu130") and p.index_url is not None and p.index_url.endswith("/cu130")
     p = make_plan(nvidia("580.95.05", glibc="2.34"), PlanOptions(torch="2.14.1"), trapped)
     assert (p.status, p.torch_version, p.source, p.variant) == ("ok", "2.14.1", "pypi", V("cu130"))
+
+
+def test_a_pin_that_does_not_install_names_the_newest_release_that_does() -> None:
+    """torch 2.6.0 on glibc 2.27: nothing of 2.6.0 installs; 2.5.1 does, and the reason is the
+    pinned release's own (no claim about the rest of the matrix)."""
+    p = plan(nvidia("580.95.05", glibc="2.27"), torch="2.6.0")
+    assert (p.status, p.reason_codes) == ("none", ("nothing-installable",))
+    assert p.reasons[0].startswith("torch 2.6.0 needs glibc >= 2.28 (this system has 2.27)")
+    assert "no torch release in the matrix installs here" not in p.reasons[0]
+    assert (p.fixes[0].kind, p.fixes[0].summary) == (
+        "pin-torch",
+        "torch 2.5.1 is the newest release that installs for Python 3.12 on linux_x86_64: "
+        "--torch 2.5.1",
+    )
+
+
+def test_the_release_a_failed_pin_points_to_may_install_by_one_route() -> None:
+    """Python 3.14 has no torch 2.5.1 wheel; torch 2.15.0 installs from the index only (its PyPI
+    wheel needs glibc 2.34, this system has 2.31): 2.15.0 is still the one named."""
+    trapped = _pypi_wheel_needs("2.34", release="2.15.0")
+    facts = nvidia("580.95.05", glibc="2.31", python="3.14")
+    p = make_plan(facts, PlanOptions(torch="2.5.1"), trapped)
+    assert p.reasons == ("torch 2.5.1 has no wheel for Python 3.14",)
+    assert [f.kind for f in p.fixes] == ["pin-torch", "change-python"]
+    assert p.fixes[0].summary.endswith(": --torch 2.15.0")
+    # on glibc 2.27 no release installs for Python 3.14: no pin is offered
+    p = make_plan(nvidia("580.95.05", glibc="2.27", python="3.14"), PlanOptions(torch="2.5.1"), M)
+    assert [f.kind for f in p.fixes] == ["change-python"]
 
 
 def test_windows_takes_the_cuda_index_since_pypi_serves_cpu() -> None:
