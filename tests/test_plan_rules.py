@@ -121,6 +121,31 @@ def test_rocm_takes_the_newest_confirmed_variant_of_the_release() -> None:
     assert p.index_url is not None and p.index_url.endswith(f"/{rocms[-1]}")
 
 
+def test_the_newer_releases_that_do_not_install_are_grouped_by_why_three_groups_at_most() -> None:
+    """Python 3.8 on glibc 2.27: 2.7.0-2.15.0 need a newer glibc (a span), 2.6.0 too but through
+    its trap (a reason of its own, one release: no span), 2.5.x has no 3.8 wheel."""
+    reasons = plan(nvidia("580.95.05", glibc="2.27", python="3.8")).reasons
+    newer = [r for r in reasons if r.startswith("torch 2.") and ": " in r and "build" not in r]
+    assert [r.split(":")[0] for r in newer] == [
+        "torch 2.7.0–2.15.0",
+        "torch 2.6.0",
+        "torch 2.5.0–2.5.1",
+    ]
+    assert newer[0] == "torch 2.7.0–2.15.0: needs glibc >= 2.28 (this system has 2.27)"
+    assert newer[2] == "torch 2.5.0–2.5.1: has no wheel for Python 3.8"
+    assert "the newest torch this interpreter can install is 2.4.1" in reasons
+    # on a newer glibc four groups stand between Python 3.8 and 2.4.1: the newest three are named
+    p = plan(nvidia("580.95.05", python="3.8"))
+    assert p.reason_codes.count("newer-release-not-installable") == 3
+    assert "newest-installable" in p.reason_codes
+    assert [r.split(":")[0] for r in p.reasons if "needs Python" in r] == [
+        "torch 2.15.0",
+        "torch 2.9.0–2.14.1",
+        "torch 2.6.0–2.8.0",
+    ]
+    assert not any(r.startswith("torch 2.5.0") for r in p.reasons)
+
+
 def test_an_old_python_plans_the_newest_release_that_has_its_wheels() -> None:
     p = plan(nvidia("580.95.05", python="3.9"))
     assert (p.torch_version, p.variant) == ("2.8.0", V("cu128"))
