@@ -444,8 +444,14 @@ def test_variant_from_the_index_in_the_newest_release_that_has_it() -> None:
 def test_variant_on_a_driver_too_old_for_it_says_so_and_offers_the_driver() -> None:
     p = plan(nvidia("520.61.05"), variant="cu126", torch="2.14.1")
     assert (p.status, p.variant, p.driver_compat) == ("ok", V("cu126"), None)
+    assert (p.cuda, p.min_driver, p.details["mvc_floor"]) == ("12.6", "560.35.05", "525.60.13")
     assert "driver-too-old" in p.warning_codes
+    assert (
+        "cu126 (CUDA 12.6) needs driver >= 560.35.05 (>= 525.60.13 with minor-version "
+        "compatibility); the installed driver is older"
+    ) in p.warnings
     assert [f.kind for f in p.fixes] == ["upgrade-driver"] and ">= 560.35.05" in p.fixes[0].summary
+    assert "for torch 2.14.1 (cu126)" in p.fixes[0].summary
     mvc = plan(nvidia("550.54.14"), variant="cu126", torch="2.14.1")
     assert mvc.driver_compat == "mvc" and not mvc.fixes
 
