@@ -692,6 +692,21 @@ def test_facts_without_a_python_ask_for_one() -> None:
     assert (p.status, p.reason_codes) == ("none", ("no-python",))
     assert [k for k, _s in fixes(p)] == ["name-python"]
     assert "setup-env plan --os linux --python 3.12" in p.fixes[0].summary
+    # the command named is for this machine's OS
+    w = spec_facts(os="windows", python="3.12")
+    w = dataclasses.replace(w, python=dataclasses.replace(w.python, version=None, tags=()))
+    assert "setup-env plan --os windows --python 3.12" in plan(w).fixes[0].summary
+
+
+def test_a_python_known_by_its_version_or_by_its_tags_alone_is_enough() -> None:
+    f = spec_facts(os="linux", python="3.12")
+    for python in (
+        dataclasses.replace(f.python, version=None),  # the wheel tags it accepts
+        dataclasses.replace(f.python, tags=()),  # its version: the tags follow from it
+    ):
+        p = plan(dataclasses.replace(f, python=python))
+        assert (p.status, p.torch_version) == ("ok", M.newest.version.public)
+        assert "no-python" not in p.reason_codes
 
 
 def test_the_facts_a_plan_reports_having_used() -> None:
