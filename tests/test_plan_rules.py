@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any
 
 import pytest
+from packaging.version import Version
 
 from setup_env.decide.model import Plan, PlanOptions
 from setup_env.decide.plan import make_plan, spec_facts
@@ -120,9 +121,91 @@ def test_rocm_takes_the_newest_confirmed_variant_of_the_release() -> None:
     assert p.index_url is not None and p.index_url.endswith(f"/{rocms[-1]}")
 
 
+def test_the_newer_releases_that_do_not_install_are_grouped_by_why_three_groups_at_most() -> None:
+    """Python 3.8 on glibc 2.27: 2.7.0-2.15.0 need a newer glibc (a span), 2.6.0 too but through
+    its trap (a reason of its own, one release: no span), 2.5.x has no 3.8 wheel."""
+    reasons = plan(nvidia("580.95.05", glibc="2.27", python="3.8")).reasons
+    newer = [r for r in reasons if r.startswith("torch 2.") and ": " in r and "build" not in r]
+    assert [r.split(":")[0] for r in newer] == [
+        "torch 2.7.0–2.15.0",
+        "torch 2.6.0",
+        "torch 2.5.0–2.5.1",
+    ]
+    assert newer[0] == "torch 2.7.0–2.15.0: needs glibc >= 2.28 (this system has 2.27)"
+    assert newer[2] == "torch 2.5.0–2.5.1: has no wheel for Python 3.8"
+    assert "the newest torch this interpreter can install is 2.4.1" in reasons
+    # on a newer glibc four groups stand between Python 3.8 and 2.4.1: the newest three are named
+    p = plan(nvidia("580.95.05", python="3.8"))
+    assert p.reason_codes.count("newer-release-not-installable") == 3
+    assert "newest-installable" in p.reason_codes
+    assert [r.split(":")[0] for r in p.reasons if "needs Python" in r] == [
+        "torch 2.15.0",
+        "torch 2.9.0–2.14.1",
+        "torch 2.6.0–2.8.0",
+    ]
+    assert not any(r.startswith("torch 2.5.0") for r in p.reasons)
+
+
 def test_an_old_python_plans_the_newest_release_that_has_its_wheels() -> None:
     p = plan(nvidia("580.95.05", python="3.9"))
     assert (p.torch_version, p.variant) == ("2.8.0", V("cu128"))
+    assert [f.kind for f in p.fixes] == ["change-python"]
+
+
+def _pypi_wheel_needs(glibc: str, release: str = "2.14.1") -> mx.Matrix:
+    """The bundled matrix, with a release's PyPI x86_64 wheel needing more glibc than its
+    manylinux_2_28 tag says (2.6.0's manylinux1 trap, on a recent release): the index's
+    wheels keep the release's 2.28 floor."""
+    trap = mx.Trap(
+        platform_tag="manylinux_2_28_x86_64",
+        min_glibc=Version(glibc),
+        note="built on a newer glibc than its tag says",
+        confidence="I",
+        source="a described trap",
+    )
+    releases = tuple(
+        dataclasses.replace(r, traps=(trap,)) if str(r.version) == release else r
+        for r in M.releases
+    )
+    return dataclasses.replace(M, releases=releases)
+
+
+def test_a_release_one_route_installs_stays_offered_by_that_route() -> None:
+    """PyPI's wheel needs glibc 2.34: on glibc 2.31 PyPI's CUDA wheel (cu130, PyPI's default)
+    is not offered, yet the release is, from PyPI's own index; from 2.34 on PyPI serves it."""
+    trapped = _pypi_wheel_needs("2.34")
+    p = make_plan(nvidia("580.95.05", glibc="2.31"), PlanOptions(torch="2.14.1"), trapped)
+    assert (p.status, p.torch_version, p.source) == ("ok", "2.14.1", "index")
+    assert p.variant == V("cu130") and p.index_url is not None and p.index_url.endswith("/cu130")
+    p = make_plan(nvidia("580.95.05", glibc="2.34"), PlanOptions(torch="2.14.1"), trapped)
+    assert (p.status, p.torch_version, p.source, p.variant) == ("ok", "2.14.1", "pypi", V("cu130"))
+
+
+def test_a_pin_that_does_not_install_names_the_newest_release_that_does() -> None:
+    """torch 2.6.0 on glibc 2.27: nothing of 2.6.0 installs; 2.5.1 does, and the reason is the
+    pinned release's own (no claim about the rest of the matrix)."""
+    p = plan(nvidia("580.95.05", glibc="2.27"), torch="2.6.0")
+    assert (p.status, p.reason_codes) == ("none", ("nothing-installable",))
+    assert p.reasons[0].startswith("torch 2.6.0 needs glibc >= 2.28 (this system has 2.27)")
+    assert "no torch release in the matrix installs here" not in p.reasons[0]
+    assert (p.fixes[0].kind, p.fixes[0].summary) == (
+        "pin-torch",
+        "torch 2.5.1 is the newest release that installs for Python 3.12 on linux_x86_64: "
+        "--torch 2.5.1",
+    )
+
+
+def test_the_release_a_failed_pin_points_to_may_install_by_one_route() -> None:
+    """Python 3.14 has no torch 2.5.1 wheel; torch 2.15.0 installs from the index only (its PyPI
+    wheel needs glibc 2.34, this system has 2.31): 2.15.0 is still the one named."""
+    trapped = _pypi_wheel_needs("2.34", release="2.15.0")
+    facts = nvidia("580.95.05", glibc="2.31", python="3.14")
+    p = make_plan(facts, PlanOptions(torch="2.5.1"), trapped)
+    assert p.reasons == ("torch 2.5.1 has no wheel for Python 3.14",)
+    assert [f.kind for f in p.fixes] == ["pin-torch", "change-python"]
+    assert p.fixes[0].summary.endswith(": --torch 2.15.0")
+    # on glibc 2.27 no release installs for Python 3.14: no pin is offered
+    p = make_plan(nvidia("580.95.05", glibc="2.27", python="3.14"), PlanOptions(torch="2.5.1"), M)
     assert [f.kind for f in p.fixes] == ["change-python"]
 
 
@@ -145,6 +228,20 @@ def test_a_torch_pin(pin: str, version: str, series: bool) -> None:
     from setup_env.decide.plan.context import parse_torch_pin
 
     assert parse_torch_pin(pin) == (Version(version), series)
+
+
+def test_a_pin_the_matrix_does_not_know_names_the_releases_it_does() -> None:
+    """A well-formed pin past the matrix (2.99) plans nothing; the reason names the newest
+    release and the four most recent, the fix pins the newest."""
+    p = plan(spec_facts(os="linux", python="3.12"), torch="2.99")
+    assert (p.status, p.reason_codes) == ("none", ("torch-not-in-matrix",))
+    recent = ", ".join(str(r.version) for r in M.releases[-4:])
+    assert p.reasons == (
+        f"torch 2.99 is not in the wheel matrix (newest: {M.newest.version}; recent: {recent})",
+    )
+    assert [(f.kind, f.summary) for f in p.fixes] == [
+        ("pin-torch", f"pin a release the matrix knows, e.g. --torch {M.newest.version}")
+    ]
 
 
 @pytest.mark.parametrize("pin", ["2", "2.13.0.1", "latest", "2.13.x", ">=2.13", "2.1234"])
@@ -326,7 +423,7 @@ def test_variant_mps_is_apple_silicon_only() -> None:
 
 def test_variant_cpu_on_a_gpu_machine_is_asked_not_a_fallback() -> None:
     p = plan(nvidia("580.95.05"), variant="cpu")
-    assert (p.status, p.variant, p.source) == ("ok", V("cpu"), "index")
+    assert (p.status, p.variant, p.source, p.driver_compat) == ("ok", V("cpu"), "index", None)
     assert p.reason_codes[0] == "variant-as-asked"
     assert p.torch_version == M.newest.version.public
 
@@ -347,8 +444,14 @@ def test_variant_from_the_index_in_the_newest_release_that_has_it() -> None:
 def test_variant_on_a_driver_too_old_for_it_says_so_and_offers_the_driver() -> None:
     p = plan(nvidia("520.61.05"), variant="cu126", torch="2.14.1")
     assert (p.status, p.variant, p.driver_compat) == ("ok", V("cu126"), None)
+    assert (p.cuda, p.min_driver, p.details["mvc_floor"]) == ("12.6", "560.35.05", "525.60.13")
     assert "driver-too-old" in p.warning_codes
+    assert (
+        "cu126 (CUDA 12.6) needs driver >= 560.35.05 (>= 525.60.13 with minor-version "
+        "compatibility); the installed driver is older"
+    ) in p.warnings
     assert [f.kind for f in p.fixes] == ["upgrade-driver"] and ">= 560.35.05" in p.fixes[0].summary
+    assert "for torch 2.14.1 (cu126)" in p.fixes[0].summary
     mvc = plan(nvidia("550.54.14"), variant="cu126", torch="2.14.1")
     assert mvc.driver_compat == "mvc" and not mvc.fixes
 
@@ -371,10 +474,8 @@ def test_variant_with_no_confirmed_build_names_the_release_that_has_one() -> Non
     assert p.fixes[0].summary.endswith("--torch 2.14.1 --variant cu130")
 
 
-def test_a_gpu_served_only_by_ptx_needs_the_full_driver() -> None:
-    """PTX is JIT-compiled by the driver, which minor-version compatibility does not cover: a
-    GPU that runs a build only through PTX needs the build's own driver, not the MVC floor.
-    The bundled matrix has no PTX build today, so one is made: torch 2.14.1's cu126 for
+def _ptx_only_cu126() -> mx.Matrix:
+    """The bundled matrix has no PTX build today, so one is made: torch 2.14.1's cu126 for
     linux_x86_64 with its SASS up to sm_90 and PTX for compute_90, the only CUDA build left."""
     key = (V("cu126"), "2.14.1", "linux_x86_64")
     build = M.builds[key]
@@ -384,7 +485,47 @@ def test_a_gpu_served_only_by_ptx_needs_the_full_driver() -> None:
     )
     for other in ("cu130", "cu132"):
         builds.pop((V(other), "2.14.1", "linux_x86_64"), None)
-    ptx_matrix = dataclasses.replace(M, builds=builds)
+    return dataclasses.replace(M, builds=builds)
+
+
+def test_a_variant_asked_for_a_gpu_it_serves_through_ptx_says_so_and_needs_the_full_driver() -> (
+    None
+):
+    ptx_matrix = _ptx_only_cu126()
+
+    def asked(gpu: str, driver: str) -> Plan:
+        options = PlanOptions(torch="2.14.1", variant="cu126")
+        return make_plan(nvidia(driver, gpu), options, ptx_matrix)
+
+    p = asked("RTX 5090", "580.95.05")
+    assert (p.status, p.variant, p.driver_compat) == ("ok", V("cu126"), "full")
+    assert [w for w in p.warnings if "PTX" in w] == [
+        "RTX 5090 run(s) cu126 of torch 2.14.1 through PTX JIT compilation only (slow first start)"
+    ]
+    assert "arch-ptx" not in asked("RTX 4090", "580.95.05").warning_codes  # SASS for sm_89
+    # 550.54.14: MVC serves the SASS GPU, not the one that JIT-compiles PTX
+    assert asked("RTX 4090", "550.54.14").driver_compat == "mvc"
+    p = asked("RTX 5090", "550.54.14")
+    assert (p.status, p.variant, p.driver_compat) == ("ok", V("cu126"), None)
+    assert [f.kind for f in p.fixes] == ["upgrade-driver"] and ">= 560.35.05" in p.fixes[0].summary
+
+
+def test_a_variant_asked_takes_the_route_that_installs_it() -> None:
+    """--variant cu130 (PyPI's default) where PyPI's wheel needs glibc 2.34: from the index on
+    glibc 2.31, from PyPI on 2.34."""
+    trapped = _pypi_wheel_needs("2.34")
+    options = PlanOptions(torch="2.14.1", variant="cu130")
+    p = make_plan(nvidia("580.95.05", glibc="2.31"), options, trapped)
+    assert (p.status, p.variant, p.source) == ("ok", V("cu130"), "index")
+    p = make_plan(nvidia("580.95.05", glibc="2.34"), options, trapped)
+    assert (p.status, p.variant, p.source) == ("ok", V("cu130"), "pypi")
+
+
+def test_a_gpu_served_only_by_ptx_needs_the_full_driver() -> None:
+    """PTX is JIT-compiled by the driver, which minor-version compatibility does not cover: a
+    GPU that runs a build only through PTX needs the build's own driver, not the MVC floor
+    (torch 2.14.1's cu126 made PTX-only for sm_120)."""
+    ptx_matrix = _ptx_only_cu126()
 
     def ptx_plan(gpu: str, driver: str | None) -> Plan:
         return make_plan(nvidia(driver, gpu), PlanOptions(torch="2.14.1"), ptx_matrix)
@@ -551,6 +692,21 @@ def test_facts_without_a_python_ask_for_one() -> None:
     assert (p.status, p.reason_codes) == ("none", ("no-python",))
     assert [k for k, _s in fixes(p)] == ["name-python"]
     assert "setup-env plan --os linux --python 3.12" in p.fixes[0].summary
+    # the command named is for this machine's OS
+    w = spec_facts(os="windows", python="3.12")
+    w = dataclasses.replace(w, python=dataclasses.replace(w.python, version=None, tags=()))
+    assert "setup-env plan --os windows --python 3.12" in plan(w).fixes[0].summary
+
+
+def test_a_python_known_by_its_version_or_by_its_tags_alone_is_enough() -> None:
+    f = spec_facts(os="linux", python="3.12")
+    for python in (
+        dataclasses.replace(f.python, version=None),  # the wheel tags it accepts
+        dataclasses.replace(f.python, tags=()),  # its version: the tags follow from it
+    ):
+        p = plan(dataclasses.replace(f, python=python))
+        assert (p.status, p.torch_version) == ("ok", M.newest.version.public)
+        assert "no-python" not in p.reason_codes
 
 
 def test_the_facts_a_plan_reports_having_used() -> None:
