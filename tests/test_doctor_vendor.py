@@ -1,0 +1,103 @@
+"""doctor's build-against-GPU rules (issue 22): a CPU build on a machine with a GPU, a CUDA build
+on an AMD GPU, a ROCm build on an NVIDIA GPU, each alone and not where the build fits; the
+probes' own warnings and errors passed on once, and the findings ranked most severe first.
+Machines are real replayed hosts (tests/fixtures/hosts) with the installed torch changed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from setup_env.decide.doctor import SEVERITY_ORDER, examine
+from setup_env.facts import Facts, InstalledPackage, Note
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import Variant
+from setup_env.probe.detect import detect
+from setup_env.probe.host import ReplayHost
+
+HERE = Path(__file__).parent
+M = mx.load_matrix(HERE / "fixtures" / "matrix" / "wheels-subset.json")
+
+NVIDIA = detect(
+    ReplayHost(HERE / "fixtures/hosts/fedora-rtx5090-rtx4090-580"), cloud_metadata=False
+)
+AMD = detect(ReplayHost(HERE / "fixtures/hosts/ubuntu2204-rocm623-8x-mi300x"), cloud_metadata=False)
+NO_GPU = detect(ReplayHost(HERE / "fixtures/hosts/ubuntu2404-cpu-only"), cloud_metadata=False)
+
+
+def with_torch(facts: Facts, torch: InstalledPackage) -> Facts:
+    return replace(facts, packages=(torch, *(p for p in facts.packages if p.name != "torch")))
+
+
+CPU_TORCH = InstalledPackage("torch", "2.8.0+cpu", variant=Variant.parse("cpu"), installer="pip")
+CUDA_TORCH = InstalledPackage(
+    "torch", "2.8.0+cu128", variant=Variant.parse("cu128"), cuda="12.8", installer="pip"
+)
+ROCM_TORCH = InstalledPackage(
+    "torch", "2.8.0+rocm6.3", variant=Variant.parse("rocm6.3"), hip="6.3.42131", installer="pip"
+)
+
+
+def codes(facts: Facts) -> list[str]:
+    return [f.code for f in examine(facts, None, M)]
+
+
+def test_a_cpu_build_on_a_machine_with_an_nvidia_or_an_amd_gpu() -> None:
+    for facts in (NVIDIA, AMD):
+        found = [
+            f
+            for f in examine(with_torch(facts, CPU_TORCH), None, M)
+            if f.code == "cpu-build-on-gpu"
+        ]
+        assert len(found) == 1
+        assert found[0].severity == "error"
+        # no plan: no command to run, only the advice to ask for one
+        assert found[0].command is None
+    assert "cpu-build-on-gpu" not in codes(with_torch(NO_GPU, CPU_TORCH))
+    assert "cpu-build-on-gpu" not in codes(with_torch(NVIDIA, CUDA_TORCH))
+
+
+def test_a_cuda_build_on_an_amd_gpu_and_only_there() -> None:
+    assert "cuda-build-on-amd" in codes(with_torch(AMD, CUDA_TORCH))
+    assert "cuda-build-on-amd" not in codes(with_torch(NVIDIA, CUDA_TORCH))
+    assert "cuda-build-on-amd" not in codes(with_torch(NO_GPU, CUDA_TORCH))
+    # a machine with both vendors may use the CUDA build on its NVIDIA GPU
+    both = replace(NVIDIA, rocm=AMD.rocm)
+    assert "cuda-build-on-amd" not in codes(with_torch(both, CUDA_TORCH))
+
+
+def test_a_rocm_build_on_an_nvidia_gpu_and_only_there() -> None:
+    assert "rocm-build-on-nvidia" in codes(with_torch(NVIDIA, ROCM_TORCH))
+    assert "rocm-build-on-nvidia" not in codes(with_torch(AMD, ROCM_TORCH))
+    assert "rocm-build-on-nvidia" not in codes(with_torch(NO_GPU, ROCM_TORCH))
+    both = replace(NVIDIA, rocm=AMD.rocm)
+    assert "rocm-build-on-nvidia" not in codes(with_torch(both, ROCM_TORCH))
+
+
+def test_the_probes_warnings_and_errors_are_passed_on_once_and_their_info_is_not() -> None:
+    notes = (
+        Note("probe-said-warning", "a warning", "lspci", "warning"),
+        Note("probe-said-warning", "the same again", "lspci", "warning"),
+        Note("probe-said-error", "an error", "", "error"),
+        Note("probe-said-info", "for the record", "lspci", "info"),
+    )
+    found = examine(replace(with_torch(NO_GPU, CPU_TORCH), notes=notes), None, M)
+    by_code = [f for f in found if f.code.startswith("probe-said-")]
+    assert sorted(f.code for f in by_code) == ["probe-said-error", "probe-said-warning"]
+    warning = next(f for f in by_code if f.code == "probe-said-warning")
+    assert (warning.severity, warning.title, warning.evidence) == (
+        "warning",
+        "a warning",
+        ("noted by lspci",),
+    )
+    error = next(f for f in by_code if f.code == "probe-said-error")
+    assert error.evidence == ("noted by detection",)
+
+
+def test_findings_come_most_severe_first() -> None:
+    notes = (Note("probe-said-warning", "a warning", "lspci", "warning"),)
+    found = examine(replace(with_torch(NVIDIA, ROCM_TORCH), notes=notes), None, M)
+    ranks = [SEVERITY_ORDER[f.severity] for f in found]
+    assert ranks == sorted(ranks)
+    assert found[0].severity == "error"
+    assert "warning" in [f.severity for f in found]
