@@ -101,3 +101,37 @@ def test_findings_come_most_severe_first() -> None:
     assert ranks == sorted(ranks)
     assert found[0].severity == "error"
     assert "warning" in [f.severity for f in found]
+
+
+def test_a_shadowed_install_is_named_beside_the_one_that_runs() -> None:
+    used = replace(CPU_TORCH, location="/venv/lib/python3.12/site-packages")
+    hidden = replace(
+        CPU_TORCH,
+        version="2.7.1",
+        location="/home/u/.local/lib/python3.12/site-packages",
+        installer="conda",
+        shadowed=True,
+    )
+    vision = InstalledPackage("torchvision", "0.23.0", location="/venv/site", installer="pip")
+    facts = replace(NO_GPU, packages=(used, hidden, vision))
+    found = [f for f in examine(facts, None, M) if f.code == "several-installs"]
+    assert len(found) == 1
+    assert found[0].severity == "warning"
+    assert found[0].evidence == (
+        "used: torch 2.8.0+cpu at /venv/lib/python3.12/site-packages",
+        "shadowed: torch 2.7.1 at /home/u/.local/lib/python3.12/site-packages (conda)",
+    )
+    # torchvision installed twice, the one that runs unknown: one finding each, torchvision's
+    # listing only what is shadowed
+    vision_hidden = replace(vision, version="0.22.0", installer=None, shadowed=True)
+    facts = replace(NO_GPU, packages=(used, hidden, replace(vision, shadowed=True), vision_hidden))
+    found = [f for f in examine(facts, None, M) if f.code == "several-installs"]
+    assert len(found) == 2
+    assert found[1].evidence == (
+        "shadowed: torchvision 0.23.0 at /venv/site (pip)",
+        "shadowed: torchvision 0.22.0 at /venv/site",
+    )
+
+
+def test_one_install_of_each_is_no_finding() -> None:
+    assert "several-installs" not in codes(with_torch(NO_GPU, CPU_TORCH))
