@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from setup_env.decide.doctor import SEVERITY_ORDER, examine
 from setup_env.facts import Facts, InstalledPackage, Note
 from setup_env.knowledge import matrix as mx
@@ -135,3 +137,33 @@ def test_a_shadowed_install_is_named_beside_the_one_that_runs() -> None:
 
 def test_one_install_of_each_is_no_finding() -> None:
     assert "several-installs" not in codes(with_torch(NO_GPU, CPU_TORCH))
+
+
+# torch 2.9.0+cu128 is built with CUDA 12.8.1 (the wheel subset): full compatibility from Linux
+# driver 570.124.06, minor-version compatibility (any 12.x) from 525.60.13 (NVIDIA's Table 3)
+@pytest.mark.parametrize(
+    ("driver", "code", "min_driver"),
+    [
+        ("570.124.06", None, None),
+        ("570.124.05", "cuda-minor-version-compat", "570.124.06"),
+        ("525.60.13", "cuda-minor-version-compat", "570.124.06"),
+        ("525.60.12", "cuda-newer-than-driver", "525.60.13"),
+    ],
+)
+def test_the_driver_at_each_floor_of_the_torch_cuda_build_and_one_below(
+    driver: str, code: str | None, min_driver: str | None
+) -> None:
+    torch = InstalledPackage(
+        "torch", "2.9.0+cu128", variant=Variant.parse("cu128"), cuda="12.8", installer="pip"
+    )
+    assert NVIDIA.nvidia is not None
+    facts = replace(NVIDIA, nvidia=replace(NVIDIA.nvidia, driver_version=driver))
+    found = [
+        f
+        for f in examine(with_torch(facts, torch), None, M)
+        if f.code in ("cuda-minor-version-compat", "cuda-newer-than-driver")
+    ]
+    assert [f.code for f in found] == ([code] if code else [])
+    if found:
+        assert found[0].details["min_driver"] == min_driver
+        assert found[0].severity == ("info" if code == "cuda-minor-version-compat" else "error")
