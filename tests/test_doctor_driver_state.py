@@ -1,0 +1,93 @@
+"""doctor's reading of the NVIDIA driver's state (issue 22): nvidia-smi that does not answer,
+a kernel module and library that differ (by the probe's code, or for older facts by its prose),
+another unusable driver, MIG mode. Each routes to its own finding and its own command. The
+machine is a real replayed host (tests/fixtures/hosts) with the driver's state changed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from setup_env.decide.doctor import examine
+from setup_env.decide.model import Finding
+from setup_env.facts import Facts
+from setup_env.knowledge import matrix as mx
+from setup_env.probe.detect import detect
+from setup_env.probe.host import ReplayHost
+
+HERE = Path(__file__).parent
+M = mx.load_matrix(HERE / "fixtures" / "matrix" / "wheels-subset.json")
+NVIDIA = detect(
+    ReplayHost(HERE / "fixtures/hosts/fedora-rtx5090-rtx4090-580"), cloud_metadata=False
+)
+STATE = ("gpu-unexaminable", "driver-library-mismatch", "driver-unusable")
+
+
+def broken(error: Optional[str], code: Optional[str]) -> Facts:
+    assert NVIDIA.nvidia is not None
+    return replace(NVIDIA, nvidia=replace(NVIDIA.nvidia, error=error, error_code=code))
+
+
+def state(facts: Facts) -> list[Finding]:
+    return [f for f in examine(facts, None, M) if f.code in STATE]
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "finding", "command"),
+    [
+        (
+            "nvidia-smi timed out",
+            "gpu-unexaminable",
+            "gpu-unexaminable",
+            "sudo dmesg | grep -i xid",
+        ),
+        (
+            "Failed to initialize NVML",
+            "driver-library-mismatch",
+            "driver-library-mismatch",
+            "sudo reboot",
+        ),
+        # facts written before error_code existed: the prose decides
+        (
+            "Failed to initialize NVML: Driver/library version mismatch",
+            None,
+            "driver-library-mismatch",
+            "sudo reboot",
+        ),
+        ("Failed to initialize NVML: Unknown Error", None, "driver-unusable", None),
+        # the probe's code decides over the prose
+        ("a message that says mismatch", "driver-unusable", "driver-unusable", None),
+    ],
+)
+def test_each_unusable_driver_state_routes_to_its_own_finding_and_command(
+    error: str, code: Optional[str], finding: str, command: Optional[str]
+) -> None:
+    found = state(broken(error, code))
+    assert [f.code for f in found] == [finding]
+    assert found[0].severity == "error"
+    assert found[0].command == command
+    assert found[0].evidence == (error,)
+
+
+def test_a_working_driver_has_no_state_finding() -> None:
+    assert state(broken(None, None)) == []
+    assert state(broken("", "gpu-unexaminable")) == []
+
+
+def test_mig_mode_names_each_gpu_in_it() -> None:
+    assert NVIDIA.nvidia is not None
+    gpus = NVIDIA.nvidia.gpus
+    assert len(gpus) == 2
+    plain = [f for f in examine(NVIDIA, None, M) if f.code == "mig-enabled"]
+    assert plain == []
+    mig = replace(
+        NVIDIA, nvidia=replace(NVIDIA.nvidia, gpus=(replace(gpus[0], mig_mode=True), gpus[1]))
+    )
+    found = [f for f in examine(mig, None, M) if f.code == "mig-enabled"]
+    assert len(found) == 1
+    assert found[0].severity == "warning"
+    assert found[0].command == "nvidia-smi -L"
+    assert found[0].evidence == (f"GPU {gpus[0].index} {gpus[0].name}: MIG mode on",)
