@@ -91,3 +91,25 @@ def test_mig_mode_names_each_gpu_in_it() -> None:
     assert found[0].severity == "warning"
     assert found[0].command == "nvidia-smi -L"
     assert found[0].evidence == (f"GPU {gpus[0].index} {gpus[0].name}: MIG mode on",)
+
+
+G5 = detect(ReplayHost(HERE / "fixtures/hosts/linux-aws-g5-nitro-nodriver"), cloud_metadata=False)
+
+
+def without_driver(facts: Facts) -> list[str]:
+    return [f.code for f in examine(facts, None, M) if f.code == "gpu-without-driver"]
+
+
+def test_a_cloud_instance_sold_with_an_nvidia_gpu_and_no_driver_loaded() -> None:
+    # the g5.xlarge's catalogue row: 1x NVIDIA A10G; the capture has no driver
+    assert without_driver(G5) == ["gpu-without-driver"]
+    assert G5.cloud is not None
+    # a driver loaded (the host with one, given the g5's cloud facts): nothing to say
+    assert without_driver(replace(NVIDIA, cloud=G5.cloud)) == []
+    # an instance type without a GPU, or with another vendor's: not this finding
+    assert without_driver(replace(G5, cloud=replace(G5.cloud, expected_gpus=0))) == []
+    amd = replace(G5.cloud, expected_gpu_model="AMD Instinct MI300X")
+    assert without_driver(replace(G5, cloud=amd)) == []
+    # the catalogue's spelling of the model in any case
+    lower = replace(G5.cloud, expected_gpu_model="nvidia A10G")
+    assert without_driver(replace(G5, cloud=lower)) == ["gpu-without-driver"]
