@@ -13,8 +13,9 @@ import pytest
 
 from setup_env.decide.doctor import examine
 from setup_env.decide.model import Finding
-from setup_env.facts import Facts
+from setup_env.facts import CudaToolkit, Facts, InstalledPackage
 from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import Variant
 from setup_env.probe.detect import detect
 from setup_env.probe.host import ReplayHost
 
@@ -113,3 +114,27 @@ def test_a_cloud_instance_sold_with_an_nvidia_gpu_and_no_driver_loaded() -> None
     # the catalogue's spelling of the model in any case
     lower = replace(G5.cloud, expected_gpu_model="nvidia A10G")
     assert without_driver(replace(G5, cloud=lower)) == ["gpu-without-driver"]
+
+
+def nvcc_finding(*toolkits: CudaToolkit) -> Optional[Finding]:
+    torch = InstalledPackage(
+        "torch", "2.9.0+cu128", variant=Variant.parse("cu128"), cuda="12.8", installer="pip"
+    )
+    facts = replace(NVIDIA, toolkits=toolkits, packages=(torch,))
+    return next((f for f in examine(facts, None, M) if f.code == "nvcc-major-mismatch"), None)
+
+
+def test_nvcc_of_another_major_points_cuda_home_at_a_toolkit_of_torchs_major() -> None:
+    cuda13 = CudaToolkit("13.0", "13.0.88", path="/usr/local/cuda-13.0", source="nvcc on PATH")
+    cuda12 = CudaToolkit("12.6", "12.6.85", path="/usr/local/cuda-12.6", source="/usr/local")
+    f = nvcc_finding(cuda13, cuda12)
+    assert f is not None and f.severity == "warning"
+    assert f.command == "export CUDA_HOME=/usr/local/cuda-12.6"
+    # no toolkit of torch's major: advice to install one, no command
+    f = nvcc_finding(cuda13)
+    assert f is not None and f.command is None
+    # one of torch's major whose folder the shell would have to quote: no command
+    f = nvcc_finding(cuda13, replace(cuda12, path="/opt/my cuda"))
+    assert f is not None and f.command is None
+    # the active nvcc of torch's major, whatever else is installed: nothing to say
+    assert nvcc_finding(cuda12, cuda13) is None
