@@ -167,3 +167,27 @@ def test_the_driver_at_each_floor_of_the_torch_cuda_build_and_one_below(
     if found:
         assert found[0].details["min_driver"] == min_driver
         assert found[0].severity == ("info" if code == "cuda-minor-version-compat" else "error")
+
+
+def companions(torch: InstalledPackage, *pkgs: InstalledPackage) -> list[tuple[str, str]]:
+    facts = replace(NO_GPU, packages=(torch, *pkgs))
+    return [
+        (f.code, f.title.split()[0])
+        for f in examine(facts, None, M)
+        if f.code.startswith("companion-")
+    ]
+
+
+def test_torchaudio_is_held_to_torchs_release_and_build_as_torchvision_is() -> None:
+    # torch 2.8.0 pairs with torchaudio 2.8.0 and torchvision 0.23.0 (the wheel subset)
+    audio = InstalledPackage("torchaudio", "2.8.0+cpu", variant=Variant.parse("cpu"))
+    vision = InstalledPackage("torchvision", "0.23.0+cpu", variant=Variant.parse("cpu"))
+    assert companions(CPU_TORCH, audio, vision) == []
+    assert companions(CPU_TORCH, replace(audio, version="2.7.1+cpu"), vision) == [
+        ("companion-version-mismatch", "torchaudio")
+    ]
+    # a CUDA companion beside a CPU torch is another build, whichever side is the CPU one
+    cuda_audio = replace(audio, version="2.8.0+cu128", variant=Variant.parse("cu128"), cuda="12.8")
+    assert companions(CPU_TORCH, cuda_audio, vision) == [("companion-build-mismatch", "torchaudio")]
+    # a companion whose build is unknown (no local label read) is not called another build
+    assert companions(CPU_TORCH, replace(audio, version="2.8.0", variant=None)) == []
