@@ -142,3 +142,42 @@ def test_macos_14_is_the_first_release_for_current_torch_on_apple_silicon(
     assert (f is not None) is warned
     if f is not None:
         assert f.severity == "warning"
+
+
+def old_mac(facts: Facts) -> bool:
+    return (
+        finding(replace(facts, os=replace(facts.os, macos_version="13.6")), "macos-too-old-for-mps")
+        is not None
+    )
+
+
+def test_apple_silicon_is_known_by_any_one_of_its_signs() -> None:
+    # the capture knows it three ways: the chip record, the CPU's name, an arm64 Python
+    assert old_mac(APPLE)
+    none = replace(
+        APPLE,
+        apple=None,
+        cpu=replace(APPLE.cpu, model="Intel(R) Core(TM) i7-9750H"),
+        python=replace(APPLE.python, machine="x86_64"),
+    )
+    assert not old_mac(none)  # an Intel Mac: macOS 13 is no Apple Silicon question
+    assert old_mac(replace(none, apple=APPLE.apple))
+    assert old_mac(replace(none, cpu=APPLE.cpu))
+    assert old_mac(replace(none, python=APPLE.python))
+    # an arm64 Python says Apple Silicon only on macOS
+    linux = replace(none, python=APPLE.python, os=replace(APPLE.os, family="linux"))
+    assert (
+        finding(replace(linux, os=replace(linux.os, macos_version="13.6")), "macos-too-old-for-mps")
+        is None
+    )
+
+
+def test_rosetta_python_names_the_chip_it_runs_on() -> None:
+    rosetta = host("macos-m1pro-rosetta-x86_64")
+    f = finding(rosetta, "rosetta-python")
+    assert f is not None and f.severity == "error"
+    assert f.evidence == ("Python machine x86_64", "CPU Apple M1 Pro")
+    # the chip record answers where the CPU's name is missing
+    f = finding(replace(rosetta, cpu=replace(rosetta.cpu, model=None)), "rosetta-python")
+    assert f is not None and f.evidence[1] == "CPU Apple M1 Pro"
+    assert finding(APPLE, "rosetta-python") is None
