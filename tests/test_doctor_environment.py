@@ -65,6 +65,7 @@ def test_cuda_visible_devices_that_hides_every_gpu(value: str) -> None:
         "1,5",  # valid up to the out-of-range entry: one GPU visible
         "0,0",  # a repeated index stops the list after the first
         "GPU-8f2b1c3d-aaaa-bbbb-cccc-0123456789ab",
+        "GPU-d0b7e1c6-5a2f-4c1e-9b3d-7e8f6a5b4c3d",  # nvidia-smi -L prints lowercase hex
         "MIG-8f2b1c3d-aaaa-bbbb-cccc-0123456789ab",
     ],
 )

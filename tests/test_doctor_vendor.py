@@ -191,3 +191,19 @@ def test_torchaudio_is_held_to_torchs_release_and_build_as_torchvision_is() -> N
     assert companions(CPU_TORCH, cuda_audio, vision) == [("companion-build-mismatch", "torchaudio")]
     # a companion whose build is unknown (no local label read) is not called another build
     assert companions(CPU_TORCH, replace(audio, version="2.8.0", variant=None)) == []
+
+
+def test_the_driver_floor_is_the_one_of_the_machines_system() -> None:
+    # driver 526.47 (a real Windows capture): under Windows' floor for CUDA 12 minor-version
+    # compatibility (528.33) but over Linux's (525.60.13)
+    windows = detect(ReplayHost(HERE / "fixtures/hosts/windows-geforce-526"), cloud_metadata=False)
+    torch = InstalledPackage(
+        "torch", "2.7.1+cu126", variant=Variant.parse("cu126"), cuda="12.6", installer="pip"
+    )
+    found = {f.code: f for f in examine(with_torch(windows, torch), None, M)}
+    assert "cuda-minor-version-compat" not in found
+    assert found["cuda-newer-than-driver"].details["min_driver"] == "528.33"
+    linux = replace(windows, os=replace(NVIDIA.os))
+    found = {f.code: f for f in examine(with_torch(linux, torch), None, M)}
+    assert "cuda-newer-than-driver" not in found
+    assert "cuda-minor-version-compat" in found
