@@ -138,3 +138,18 @@ def test_nvcc_of_another_major_points_cuda_home_at_a_toolkit_of_torchs_major() -
     assert f is not None and f.command is None
     # the active nvcc of torch's major, whatever else is installed: nothing to say
     assert nvcc_finding(cuda12, cuda13) is None
+
+
+def test_a_driver_of_unknown_version_is_not_judged_too_old() -> None:
+    # nvidia-smi failed: the driver is there, its version unknown; only the state is reported
+    assert NVIDIA.nvidia is not None
+    nv = replace(
+        NVIDIA.nvidia, driver_version=None, cuda_driver_version=None, error="Unknown Error"
+    )
+    torch = InstalledPackage(
+        "torch", "2.9.0+cu128", variant=Variant.parse("cu128"), cuda="12.8", installer="pip"
+    )
+    got = [f.code for f in examine(replace(NVIDIA, nvidia=nv, packages=(torch,)), None, M)]
+    assert "cuda-newer-than-driver" not in got
+    assert "cuda-minor-version-compat" not in got
+    assert "driver-unusable" in got
