@@ -207,3 +207,24 @@ def test_the_driver_floor_is_the_one_of_the_machines_system() -> None:
     found = {f.code: f for f in examine(with_torch(linux, torch), None, M)}
     assert "cuda-newer-than-driver" not in found
     assert "cuda-minor-version-compat" in found
+
+
+def test_a_gpu_newer_than_every_architecture_in_the_wheel_and_only_that_gpu() -> None:
+    # torch 2.7.1+cu126 carries sm_50 ... sm_90 (the wheel subset): the RTX 5090 (sm_120)
+    # has no kernels; the RTX 4090 (sm_89) runs sm_86's kernels (same major, older minor)
+    cu126 = InstalledPackage(
+        "torch", "2.7.1+cu126", variant=Variant.parse("cu126"), cuda="12.6", installer="pip"
+    )
+    found = [
+        f for f in examine(with_torch(NVIDIA, cu126), None, M) if f.code.startswith("gpu-arch")
+    ]
+    assert [(f.code, f.severity) for f in found] == [("gpu-arch-not-in-wheel", "error")]
+    assert found[0].evidence == (
+        "torch 2.7.1+cu126 (cu126) has sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90",
+        "GPU 0 NVIDIA GeForce RTX 5090 (sm_120)",
+    )
+    assert found[0].command is None  # no plan given: nothing to run
+    cu128 = replace(cu126, version="2.7.1+cu128", variant=Variant.parse("cu128"), cuda="12.8")
+    assert [
+        f.code for f in examine(with_torch(NVIDIA, cu128), None, M) if f.code.startswith("gpu-arch")
+    ] == []
