@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from setup_env.decide.doctor import SEVERITY_ORDER, examine
-from setup_env.facts import Facts, InstalledPackage, Note
+from setup_env.facts import Facts, Gpu, InstalledPackage, Note, XpuInfo
 from setup_env.knowledge import matrix as mx
 from setup_env.knowledge.variant import Variant
 from setup_env.probe.detect import detect
@@ -228,3 +228,27 @@ def test_a_gpu_newer_than_every_architecture_in_the_wheel_and_only_that_gpu() ->
     assert [
         f.code for f in examine(with_torch(NVIDIA, cu128), None, M) if f.code.startswith("gpu-arch")
     ] == []
+
+
+def test_a_cuda_build_on_an_intel_gpu_and_a_cpu_build_beside_one() -> None:
+    arc = XpuInfo(
+        gpus=(Gpu(0, "Intel(R) Arc(TM) A770 Graphics", vendor="intel"),), kernel_driver="i915"
+    )
+    intel = replace(NO_GPU, xpu=arc)
+    assert "cuda-build-on-intel" in codes(with_torch(intel, CUDA_TORCH))
+    cpu = [
+        f for f in examine(with_torch(intel, CPU_TORCH), None, M) if f.code == "cpu-build-on-gpu"
+    ]
+    assert len(cpu) == 1 and cpu[0].evidence[1] == "GPU: Intel(R) Arc(TM) A770 Graphics"
+    # beside an NVIDIA or an AMD GPU the CUDA build is judged against those, not the Intel one
+    assert "cuda-build-on-intel" not in codes(with_torch(replace(NVIDIA, xpu=arc), CUDA_TORCH))
+    amd = codes(with_torch(replace(AMD, xpu=arc), CUDA_TORCH))
+    assert "cuda-build-on-intel" not in amd and "cuda-build-on-amd" in amd
+
+
+def test_torch_not_installed_is_information_with_no_command_without_a_plan() -> None:
+    facts = replace(NO_GPU, packages=tuple(p for p in NO_GPU.packages if p.name != "torch"))
+    found = [f for f in examine(facts, None, M) if f.code == "torch-not-installed"]
+    assert len(found) == 1
+    assert (found[0].severity, found[0].command) == ("info", None)
+    assert "torch-not-installed" not in codes(with_torch(NO_GPU, CPU_TORCH))
