@@ -252,3 +252,28 @@ def test_torch_not_installed_is_information_with_no_command_without_a_plan() -> 
     assert len(found) == 1
     assert (found[0].severity, found[0].command) == ("info", None)
     assert "torch-not-installed" not in codes(with_torch(NO_GPU, CPU_TORCH))
+
+
+def test_a_gpu_arch_fix_runs_the_plans_build_only_when_it_is_another_build() -> None:
+    """An RTX 5090 (sm_120) with torch 2.7.1+cu126 (no sm_120 kernels): the fix runs the plan's
+    build when the plan names another; the bundled matrix plans for it."""
+    from setup_env.decide.model import PlanOptions, install_command
+    from setup_env.decide.plan import make_plan, spec_facts
+
+    bundled = mx.load_matrix(mx.BUNDLED_PATH)
+    cu126 = InstalledPackage(
+        "torch", "2.7.1+cu126", variant=Variant.parse("cu126"), cuda="12.6", installer="pip"
+    )
+    facts = replace(
+        spec_facts(os="linux", python="3.12", gpus=["RTX 5090"], driver="580.82.09"),
+        packages=(cu126,),
+    )
+    plan = make_plan(facts, PlanOptions(), bundled)
+    assert plan.variant is not None and plan.variant != cu126.variant
+    (f,) = [f for f in examine(facts, plan, bundled) if f.code == "gpu-arch-not-in-wheel"]
+    assert f.command is not None
+    assert f.command == install_command(plan, reinstall=True)
+    # a plan that names the installed build itself has nothing better to run
+    same = replace(plan, variant=cu126.variant)
+    (f,) = [f for f in examine(facts, same, bundled) if f.code == "gpu-arch-not-in-wheel"]
+    assert f.command is None
