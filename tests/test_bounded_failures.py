@@ -217,3 +217,73 @@ def test_a_deadline_refuses_at_exactly_its_end(monkeypatch: pytest.MonkeyPatch) 
     now[0] = 105.0
     with pytest.raises(TimeoutError, match="deadline of 5 s passed"):
         deadline.require()
+
+
+def test_a_document_too_deep_for_the_parser_itself_is_refused_by_name() -> None:
+    """Nesting past the interpreter's own stack ends json's parser with RecursionError: it is
+    the same refusal as nesting past the limit, never a crash."""
+    deep = "[" * 200_000 + "]" * 200_000
+    with pytest.raises(bounded.InputError) as err:
+        bounded.parse_json(deep, "the facts", max_depth=64)
+    assert str(err.value) == "the facts nests deeper than 64 levels"
+
+
+def test_the_temporary_file_is_made_beside_the_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside it, in its folder (not the current one): the rename stays on one file system, so
+    a reader sees the old file or the new, never half of one."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    created: list[str] = []
+    real_open = os.open
+
+    def record(path: Any, *args: Any, **kwargs: Any) -> int:
+        created.append(os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", record)
+    bounded.write_file(folder / "f", "new")
+    assert [os.path.dirname(p) for p in created] == [str(folder)]
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_an_interrupt_while_writing_is_passed_on_and_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"old")
+
+    def interrupted(fd: int, data: bytes) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        bounded.write_file(f, "new")
+    assert [p.name for p in tmp_path.iterdir()] == ["f"]
+    assert f.read_bytes() == b"old"
+
+
+def test_an_open_file_that_cannot_be_wrapped_is_closed_and_the_error_passed_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    closed: list[int] = []
+    real_close = os.close
+
+    def record_close(fd: int) -> None:
+        closed.append(fd)
+        real_close(fd)
+
+    def no_memory(fd: int, *args: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(os, "close", record_close)
+    monkeypatch.setattr(os, "fdopen", no_memory)
+    with pytest.raises(MemoryError):
+        bounded.open_file(f)
+    assert len(closed) == 1
