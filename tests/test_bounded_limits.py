@@ -37,6 +37,9 @@ def test_one_line_cuts_at_exactly_the_limit() -> None:
     # an escape counts with its full length and is never cut in half
     assert bounded.one_line("x" * 8 + "\n", 10) == "x" * 8 + "\\n"
     assert bounded.one_line("x" * 9 + "\n", 10) == "x" * 9 + "…"
+    # without a limit given, a line is 200 characters
+    assert bounded.one_line("x" * 200) == "x" * 200
+    assert bounded.one_line("x" * 201) == "x" * 200 + "…"
 
 
 # --- JSON -----------------------------------------------------------------------------------
@@ -128,6 +131,8 @@ def test_decode_text(data: bytes, text: str) -> None:
 def test_decode_text_refuses_what_is_not_text() -> None:
     with pytest.raises(bounded.InputError, match="the log is not UTF-8 or UTF-16 text"):
         bounded.decode_text(b"\xc3\x28", "the log")
+    with pytest.raises(bounded.InputError, match=r"^input is not UTF-8"):  # nothing named
+        bounded.decode_text(b"\xc3\x28")
     with pytest.raises(bounded.InputError, match="the document is not JSON \\(not UTF-8"):
         bounded.parse_json(b"\xc3\x28", "the document")
     # a str from outside may start with a BOM too
