@@ -37,7 +37,6 @@ def _on(path: Path) -> Callable[..., bool]:
             "Permission denied",
         ),
         (PermissionError("no reason given"), "permission-denied", "permission denied"),
-        (IsADirectoryError(errno.EISDIR, "Is a directory"), "not-a-file", "a folder"),
         (OSError(errno.EIO, "Input/output error"), "os-error", "Input/output error"),
         (OSError("odd failure"), "os-error", "odd failure"),
     ],
@@ -103,7 +102,6 @@ def test_a_failing_fstat_is_an_os_error_and_closes_the_file(
     [
         (OSError(errno.EIO, "Input/output error"), "os-error", "Input/output error"),
         (OSError("odd"), "os-error", "odd"),
-        (IsADirectoryError(errno.EISDIR, "Is a directory"), "not-a-file", "a folder"),
     ],
 )
 def test_a_read_that_fails_midway_says_why(

@@ -196,6 +196,8 @@ def test_a_read_the_system_fails_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(bounded.ReadFailed) as err:
         bounded.read_file("/proc/self/mem", 100)
     assert str(err.value) == f"/proc/self/mem: {os.strerror(errno.EIO)}"
+    # not "missing" (diagnose says "no such file" for that) nor "too-large": the system failed
+    assert (err.value.kind, err.value.detail) == ("os-error", os.strerror(errno.EIO))
 
 
 def test_a_file_read_in_several_pieces_comes_back_whole(tmp_path: Path) -> None:
@@ -272,6 +274,22 @@ def test_a_write_that_fails_midway_keeps_the_old_file_and_leaves_nothing(
         assert [p.name for p in tmp_path.iterdir()] == ["report.xml"]
     else:  # an append writes what fits, as the system allows: never past the limit
         assert target.read_text().startswith("old") and target.stat().st_size <= 64
+
+
+def test_a_write_in_place_that_fails_midway_names_the_file_and_the_reason(locked: Path) -> None:
+    # In a locked folder the file is written in place (no temporary beside it): a write the
+    # system stops (EFBIG here, as a full disk) is WriteFailed with the path and the system's
+    # words. In place there is no old copy to keep: the file holds no more than the limit.
+    target = locked / "rw.xml"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.run(
+        [*unprivileged(), "-c", FULL, "write", str(target)],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == f"{target}: {os.strerror(errno.EFBIG)}"
+    assert target.stat().st_size <= 64
+    assert sorted(p.name for p in locked.iterdir()) == ["ro.xml", "rw.xml"]
 
 
 # --- the temporary file beside the target ----------------------------------------------------

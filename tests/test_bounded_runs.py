@@ -146,6 +146,10 @@ def test_text_with_a_byte_order_mark_parses_and_only_the_mark_is_dropped() -> No
     with pytest.raises(bounded.InputError) as err:  # a stray letter is no mark
         bounded.parse_json("X1")
     assert str(err.value) == "the document is not JSON (Expecting value: line 1 column 1 (char 0))"
+    assert bounded.parse_json_documents('X{"a": 1}', "nodes") == (
+        [],
+        "nodes is not JSON (Expecting value: line 1 column 1 (char 0))",
+    )
 
 
 def test_nesting_past_what_the_parser_can_hold_is_said_as_depth() -> None:

@@ -305,9 +305,7 @@ def read_file(
         if size > max_bytes:  # /proc and /sys files say st_size 0 or 4096, whatever they hold
             raise ReadFailed(name, "too-large", f"over {max_bytes} bytes")
         return b"".join(chunks)
-    except IsADirectoryError:
-        raise ReadFailed(name, "not-a-file", "a folder") from None
-    except OSError as exc:
+    except OSError as exc:  # a folder never gets here: _open_regular refuses it
         if isinstance(exc, ReadFailed):
             raise
         raise ReadFailed(name, "os-error", exc.strerror or str(exc)) from None
