@@ -497,3 +497,94 @@ def test_an_address_is_not_looked_up(stuck_resolver: StuckResolver, origin: Any)
     osrv, ourl = origin
     assert get(ourl + "/z").body == b"origin /z"
     assert osrv.seen == ["/z"] and stuck_resolver.asked == []
+
+
+def test_the_real_resolver_is_asked_for_a_name(clean_env: pytest.MonkeyPatch, origin: Any) -> None:
+    # localhost is in every hosts file: looked up for real (no stand-in resolver), it resolves
+    # and the exchange goes on; a label over 63 characters is refused by the name's own
+    # encoding before any query leaves the machine, in the resolver's words
+    osrv, _url = origin
+    assert net.resolve_host("localhost", 5) is None
+    port = osrv.server_address[1]
+    assert get(f"http://localhost:{port}/named").body == b"origin /named"
+    too_long = "a" * 64 + ".example"
+    why = net.resolve_host(too_long, 5)  # the words differ between Python versions
+    assert why is not None and why.startswith("encoding with 'idna' codec failed (")
+    assert "too long" in why
+    with pytest.raises(net.HttpError) as err:
+        get(f"http://{too_long}/x")
+    assert (err.value.kind, err.value.detail) == ("unreachable", f"DNS lookup failed ({why})")
+
+
+def test_a_resolver_slower_than_the_timeout_is_no_answer(clean_env: pytest.MonkeyPatch) -> None:
+    real = socket.getaddrinfo
+
+    def slow(host: Any, *args: Any, **kwargs: Any) -> Any:
+        threading.Event().wait(0.8)
+        return real("localhost", *args, **kwargs)
+
+    clean_env.setattr(socket, "getaddrinfo", slow)
+    assert net.resolve_host("slow.example", 0.1) == "no answer within 0.1 s"
+    assert net.resolve_host("slow.example", 10) is None  # the same resolver, waited for
+
+
+HANGING_RESOLVER = r"""
+import socket, threading
+from setup_env.bounded import net
+
+socket.getaddrinfo = lambda *a, **k: threading.Event().wait()  # never answers
+print(net.resolve_host("stuck.example", 0.1))
+"""
+
+
+def test_a_resolver_that_never_answers_does_not_keep_setup_env_from_exiting() -> None:
+    # The look-up thread is left behind, and must not hold the interpreter at exit.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.run(
+        [sys.executable, "-c", HANGING_RESOLVER],
+        capture_output=True, text=True, timeout=30, env=env, check=False,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (0, "no answer within 0.1 s\n"), proc.stderr[-2000:]
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux", reason="Linux drops a connection its full queue has no room for"
+)
+def test_a_server_that_takes_no_connection_is_no_connection_within_the_deadline(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    # A listening socket whose queue is full and never accepted from: Linux drops further
+    # connection attempts (no refusal), so the connect itself runs out of time.
+    srv = socket.socket()
+    held: list[socket.socket] = []
+    try:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(0)
+        port = srv.getsockname()[1]
+        for _ in range(3):
+            c = socket.socket()
+            c.setblocking(False)
+            c.connect_ex(("127.0.0.1", port))
+            held.append(c)
+        with pytest.raises(net.HttpError) as err:
+            get(f"http://127.0.0.1:{port}/x", seconds=0.5)
+        assert (err.value.kind, err.value.detail) == ("timeout", "no connection within 0.5 s")
+    finally:
+        for c in held:
+            c.close()
+        srv.close()
+
+
+def test_a_proxy_that_is_not_there_is_unreachable_and_said_to_be_the_proxy(
+    clean_env: pytest.MonkeyPatch, origin: Any
+) -> None:
+    osrv, ourl = origin
+    gone = socket.socket()
+    gone.bind(("127.0.0.1", 0))
+    port = gone.getsockname()[1]
+    gone.close()  # nothing listens there now
+    clean_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    with pytest.raises(net.HttpError) as err:
+        get(ourl + "/via-proxy")
+    assert (err.value.kind, err.value.detail) == ("unreachable", "proxy: connection refused")
+    assert osrv.seen == []  # never sent around the proxy
