@@ -831,3 +831,18 @@ def test_a_cuda_row_without_updates_is_empty() -> None:
     doc = _doc()
     doc["cuda"]["12.8"]["updates"] = {}
     assert mx.validate(doc) == ["cuda[12.8].updates: empty"]
+
+
+def test_values_that_equal_their_defaults_in_the_real_data_are_still_read() -> None:
+    """Every real release is graded V, the index is PyTorch's and the one platform note is of
+    CPU wheels, the very values a missing field would get; altered here, each is read as
+    written: a release from a secondary copy (V2), a mirror of the index, a note of XPU wheels."""
+    doc = _with_platform_notes()
+    doc["releases"]["2.15.0"]["confidence"] = "V2"
+    doc["index_url"] = "https://mirror.example.org/pytorch/whl"
+    doc["platform_notes"]["windows_arm64"]["wheels"] = "xpu"
+    m = mx.parse(doc)
+    assert m.newest.confidence == "V2"
+    assert {r.confidence for r in m.releases[:-1]} == {"V"}
+    assert m.index_url == "https://mirror.example.org/pytorch/whl"
+    assert m.platform_notes["windows_arm64"].wheels == "xpu"
