@@ -9,13 +9,17 @@ the code behind it would survive without a test ever running it.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+# The hits are read back while the test's monkeypatches still hold (a test that makes os.fstat
+# fail, say): the os functions used for it are taken now, before any test could replace them
+# (shutil.rmtree would call the patched ones).
+_listdir, _unlink, _rmdir, _join = os.listdir, os.unlink, os.rmdir, os.path.join
 
 
 def pytest_runtest_setup(item: Any) -> None:
@@ -47,10 +51,11 @@ def pytest_runtest_call(item: Any) -> Iterator[None]:
     finally:
         os.environ.pop("SETUP_ENV_MUTATE_HITS", None)
         hits: set[str] = set()
-        for name in os.listdir(folder):
-            with open(os.path.join(folder, name)) as fh:
+        for name in _listdir(folder):
+            with open(_join(folder, name)) as fh:  # io's own calls, not the os module's
                 hits.update(line.strip() for line in fh if line.strip())
-        shutil.rmtree(folder, ignore_errors=True)
+            _unlink(_join(folder, name))
+        _rmdir(folder)
         if hits:
             from mutmut.state import state
 
