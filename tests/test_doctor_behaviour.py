@@ -1,0 +1,351 @@
+"""doctor's findings stated whole (issue 22): for each rule, the finding it makes when its trigger
+is exactly met (code, severity, title, evidence, fix and the exact command) and none when the
+trigger is just not met; a fix's command comes from the plan only when the plan names a build
+that cures it.
+
+Machines are real replayed hosts (tests/fixtures/hosts) with the installed torch, the plan or one
+fact changed; wheel knowledge is the frozen wheel subset (tests/fixtures/matrix). Plans are the
+planner's answers written out (a plan is an input of the doctor, not a capture)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from setup_env.decide.doctor import examine
+from setup_env.decide.model import Finding, Plan
+from setup_env.facts import Facts, Gpu, InstalledPackage, XpuInfo
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import Variant
+from setup_env.probe.detect import detect
+from setup_env.probe.host import ReplayHost
+
+HERE = Path(__file__).parent
+SUBSET = HERE / "fixtures" / "matrix" / "wheels-subset.json"
+M = mx.load_matrix(SUBSET)
+V = Variant.parse
+
+
+def host(name: str) -> Facts:
+    return detect(ReplayHost(HERE / "fixtures" / "hosts" / name), cloud_metadata=False)
+
+
+NVIDIA = host("fedora-rtx5090-rtx4090-580")  # RTX 5090 + RTX 4090, driver 580.82.09 (CUDA 13.0)
+AMD = host("ubuntu2204-rocm623-8x-mi300x")  # 8x MI300X (gfx942)
+NO_GPU = host("ubuntu2404-cpu-only")
+ARC = XpuInfo(gpus=(Gpu(0, "Intel(R) Arc(TM) A770 Graphics", vendor="intel"),), kernel_driver="i915")
+
+
+def torch(version: str, variant: str, **kw: Any) -> InstalledPackage:
+    v = V(variant)
+    kw.setdefault("cuda", v.cuda)
+    kw.setdefault("installer", "pip")
+    return InstalledPackage("torch", version, variant=v, **kw)
+
+
+def with_torch(facts: Facts, pkg: Optional[InstalledPackage]) -> Facts:
+    rest = tuple(p for p in facts.packages if p.name != "torch")
+    return replace(facts, packages=(pkg, *rest) if pkg is not None else rest)
+
+
+def plan_for(variant: str, version: str = "2.9.1") -> Plan:
+    index = f"https://download.pytorch.org/whl/{variant}"
+    return Plan(
+        status="ok",
+        torch_version=version,
+        variant=V(variant),
+        index_url=index,
+        command=f"pip install torch=={version} --index-url {index}",
+    )
+
+
+def found(facts: Facts, code: str, plan: Optional[Plan] = None, matrix: Any = M) -> list[Finding]:
+    return [f for f in examine(facts, plan, matrix) if f.code == code]
+
+
+def one(facts: Facts, code: str, plan: Optional[Plan] = None, matrix: Any = M) -> Finding:
+    hits = found(facts, code, plan, matrix)
+    assert len(hits) == 1, [f.code for f in examine(facts, plan, matrix)]
+    return hits[0]
+
+
+def reinstall(plan: Plan) -> str:
+    """A plan's command run over an installed torch: pip would count the installed build as
+    satisfying ``torch==X``, so it is removed first."""
+    return f"pip uninstall -y torch torchvision torchaudio && {plan.command}"
+
+
+# --- torch not installed ----------------------------------------------------------------------
+
+
+def test_torch_not_installed_is_fixed_by_the_plans_command_as_it_stands() -> None:
+    plan = plan_for("cu130")
+    assert one(with_torch(NVIDIA, None), "torch-not-installed", plan) == Finding(
+        "torch-not-installed",
+        "info",
+        "PyTorch is not installed in this Python",
+        evidence=("no torch distribution found on sys.path",),
+        fix="install the planned build",
+        command="pip install torch==2.9.1 --index-url https://download.pytorch.org/whl/cu130",
+    )
+    without = one(with_torch(NVIDIA, None), "torch-not-installed")
+    assert (without.fix, without.command) == ("run `setup-env plan` for the command", None)
+
+
+# --- the build against the GPU's vendor -------------------------------------------------------
+
+CPU_TORCH = torch("2.8.0+cpu", "cpu")
+CUDA_TORCH = torch("2.8.0+cu128", "cu128")
+ROCM_TORCH = torch("2.8.0+rocm6.3", "rocm6.3", hip="6.3.42131")
+
+
+def test_a_cpu_build_beside_a_gpu_whole_and_its_fix_only_from_a_gpu_plan() -> None:
+    facts = with_torch(AMD, CPU_TORCH)
+    gpu_plan = plan_for("rocm6.4")
+    assert one(facts, "cpu-build-on-gpu", gpu_plan) == Finding(
+        "cpu-build-on-gpu",
+        "error",
+        "torch 2.8.0+cpu is a CPU-only build, but this machine has a GPU",
+        # eight MI300X are one name
+        evidence=("torch 2.8.0+cpu (variant cpu, from metadata)", "GPU: AMD Instinct MI300X"),
+        fix="replace it with the build the planner picks for this GPU",
+        command=reinstall(gpu_plan),
+    )
+    # a plan that itself falls back to the CPU build has nothing to offer
+    cpu = one(facts, "cpu-build-on-gpu", plan_for("cpu"))
+    assert (cpu.fix, cpu.command) == (
+        "install a GPU build of torch: run `setup-env plan` for the exact command",
+        None,
+    )
+    # the evidence says where the version was read, when the probe said
+    read = one(with_torch(AMD, replace(CPU_TORCH, source="RECORD")), "cpu-build-on-gpu")
+    assert read.evidence[0] == "torch 2.8.0+cpu (variant cpu, from RECORD)"
+
+
+def test_a_cpu_build_names_each_gpu_vendor_present_once() -> None:
+    both = replace(NVIDIA, rocm=AMD.rocm, xpu=ARC)
+    f = one(with_torch(both, CPU_TORCH), "cpu-build-on-gpu")
+    assert f.evidence[1] == (
+        "GPU: AMD Instinct MI300X, Intel(R) Arc(TM) A770 Graphics, NVIDIA GeForce RTX 4090, "
+        "NVIDIA GeForce RTX 5090"
+    )
+    # a build whose variant is unknown is not called a CPU build
+    assert found(with_torch(both, replace(CPU_TORCH, variant=None)), "cpu-build-on-gpu") == []
+
+
+def test_a_cuda_build_on_an_amd_gpu_whole_and_its_fix_only_from_a_rocm_plan() -> None:
+    facts = with_torch(AMD, CUDA_TORCH)
+    rocm = plan_for("rocm6.4")
+    gpus = ", ".join(["AMD Instinct MI300X"] * 8)  # every GPU, as the probe lists them
+    assert one(facts, "cuda-build-on-amd", rocm) == Finding(
+        "cuda-build-on-amd",
+        "error",
+        "torch 2.8.0+cu128 is built for NVIDIA CUDA, but the GPU is AMD",
+        evidence=("torch CUDA 12.8", f"GPU: {gpus}"),
+        fix="install a ROCm build of torch",
+        command=reinstall(rocm),
+    )
+    assert one(facts, "cuda-build-on-amd", plan_for("cpu")).command is None
+    assert one(facts, "cuda-build-on-amd").command is None
+
+
+def test_a_cuda_build_is_known_by_its_label_alone() -> None:
+    """A torch whose version.py was not read (cuda unknown) is a CUDA build by its +cu128 label."""
+    label_only = replace(CUDA_TORCH, cuda=None)
+    assert one(with_torch(AMD, label_only), "cuda-build-on-amd").evidence[0] == "torch CUDA 12.8"
+    intel = replace(NO_GPU, xpu=ARC)
+    assert found(with_torch(intel, label_only), "cuda-build-on-intel") != []
+    # neither a label nor version.py: nothing says CUDA
+    unknown = replace(CUDA_TORCH, cuda=None, variant=None)
+    assert found(with_torch(AMD, unknown), "cuda-build-on-amd") == []
+    # version.py alone says it too
+    assert found(with_torch(AMD, replace(CUDA_TORCH, variant=None)), "cuda-build-on-amd") != []
+
+
+def test_a_cuda_build_on_an_intel_gpu_whole_and_its_fix_only_from_the_xpu_plan() -> None:
+    two = XpuInfo(gpus=(*ARC.gpus, replace(ARC.gpus[0], index=1)), kernel_driver="i915")
+    facts = with_torch(replace(NO_GPU, xpu=two), CUDA_TORCH)
+    xpu = plan_for("xpu")
+    assert one(facts, "cuda-build-on-intel", xpu) == Finding(
+        "cuda-build-on-intel",
+        "error",
+        "torch 2.8.0+cu128 is built for NVIDIA CUDA, but the GPU is Intel's",
+        evidence=("torch CUDA 12.8", "GPU: Intel(R) Arc(TM) A770 Graphics"),  # named once
+        fix="install the XPU build of torch",
+        command=reinstall(xpu),
+    )
+    assert one(facts, "cuda-build-on-intel", plan_for("cpu")).command is None
+    assert one(facts, "cuda-build-on-intel").command is None
+    # a CPU torch on the same machine is another finding, not this one
+    assert found(with_torch(facts, CPU_TORCH), "cuda-build-on-intel") == []
+
+
+def test_a_rocm_build_on_an_nvidia_gpu_whole_and_its_fix_only_from_a_cuda_plan() -> None:
+    facts = with_torch(NVIDIA, ROCM_TORCH)
+    cuda = plan_for("cu130")
+    assert one(facts, "rocm-build-on-nvidia", cuda) == Finding(
+        "rocm-build-on-nvidia",
+        "error",
+        "torch 2.8.0+rocm6.3 is built for AMD ROCm, but the GPU is NVIDIA",
+        evidence=(
+            "torch HIP 6.3.42131",
+            "GPU: NVIDIA GeForce RTX 5090, NVIDIA GeForce RTX 4090",
+        ),
+        fix="install a CUDA build of torch",
+        command=reinstall(cuda),
+    )
+    assert one(facts, "rocm-build-on-nvidia", plan_for("rocm6.4")).command is None
+    assert one(facts, "rocm-build-on-nvidia").command is None
+    # no HIP version: nothing says ROCm
+    assert found(with_torch(NVIDIA, replace(ROCM_TORCH, hip=None)), "rocm-build-on-nvidia") == []
+
+
+# --- the driver against torch's CUDA ----------------------------------------------------------
+
+
+def on_driver(facts: Facts, driver: Optional[str], driver_cuda: Optional[str]) -> Facts:
+    assert facts.nvidia is not None
+    nv = replace(facts.nvidia, driver_version=driver, cuda_driver_version=driver_cuda)
+    return replace(facts, nvidia=nv)
+
+
+CU130 = torch("2.9.1+cu130", "cu130")  # built with CUDA 13.0.0: Linux 580.65.06, MVC from 580
+
+
+def test_a_driver_too_old_for_torchs_cuda_whole_with_the_plans_build_as_the_other_fix() -> None:
+    facts = with_torch(on_driver(NVIDIA, "575.57.08", "12.9"), CU130)
+    cu129 = plan_for("cu129")
+    assert one(facts, "cuda-newer-than-driver", cu129) == Finding(
+        "cuda-newer-than-driver",
+        "error",
+        "torch's CUDA 13.0 is newer than driver 575.57.08 supports",
+        evidence=(
+            "torch 2.9.1+cu130 is built with CUDA 13.0 13.0.0",
+            "the driver supports CUDA up to 12.9",
+            "NVIDIA driver 575.57.08",
+            "CUDA 13.0 needs driver >= 580 (minor-version compatibility), >= 580.65.06 for full "
+            "compatibility",
+        ),
+        fix="upgrade the NVIDIA driver to >= 580, or install the build that this driver runs",
+        command=reinstall(cu129),
+        details={"min_driver": "580", "reason": "driver-too-old"},
+    )
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        None,
+        plan_for("cu130"),  # the installed build itself
+        plan_for("cpu"),  # runs, but drops the GPU: not offered as the driver's fix
+        replace(plan_for("cu129"), status="fallback", variant=None),
+    ],
+)
+def test_a_driver_too_old_has_no_command_unless_the_plan_names_another_cuda_build(
+    plan: Optional[Plan],
+) -> None:
+    facts = with_torch(on_driver(NVIDIA, "575.57.08", "12.9"), CU130)
+    f = one(facts, "cuda-newer-than-driver", plan)
+    assert (f.fix, f.command) == ("upgrade the NVIDIA driver to >= 580", None)
+
+
+def test_minor_version_compatibility_whole_carries_no_floor_line() -> None:
+    cu128 = torch("2.9.1+cu128", "cu128")  # CUDA 12.8.1: full from 570.124.06, MVC from 525.60.13
+    facts = with_torch(on_driver(NVIDIA, "550.54.14", "12.4"), cu128)
+    assert one(facts, "cuda-minor-version-compat", plan_for("cu130")) == Finding(
+        "cuda-minor-version-compat",
+        "info",
+        "driver 550.54.14 runs CUDA 12.8 through minor-version compatibility",
+        evidence=(
+            "torch 2.9.1+cu128 is built with CUDA 12.8 12.8.1",
+            "the driver supports CUDA up to 12.4",
+            "NVIDIA driver 550.54.14",
+        ),
+        fix="fine for torch; PTX JIT of newer kernels (e.g. some Triton/torch.compile paths) "
+        "needs driver >= 570.124.06",
+        details={"min_driver": "570.124.06", "reason": "driver-mvc"},
+    )
+
+
+def test_minor_version_compatibility_known_only_from_the_drivers_cuda() -> None:
+    """No driver version and no wheel data: the driver's CUDA 12.4 runs a CUDA 12.8 build by
+    minor-version compatibility, and no floor can be named."""
+    facts = with_torch(on_driver(NVIDIA, None, "12.4"), torch("2.9.1+cu128", "cu128"))
+    f = one(facts, "cuda-minor-version-compat", matrix=None)
+    assert (f.title, f.evidence, f.details) == (
+        "driver 12.4 runs CUDA 12.8 through minor-version compatibility",
+        ("torch 2.9.1+cu128 is built with CUDA 12.8", "the driver supports CUDA up to 12.4"),
+        {"min_driver": "", "reason": "driver-mvc"},
+    )
+    assert f.fix is not None and f.fix.endswith("needs driver >= the toolkit minimum")
+
+
+def ptx_matrix() -> mx.Matrix:
+    """The wheel subset with one change: the cu126 build of torch 2.7.0 ... 2.14.1 for Linux
+    x86_64 given PTX for sm_90 beside its SASS (TORCH_CUDA_ARCH_LIST "...;9.0+PTX", as torch's
+    builds of the CUDA 11 years spelled it): a GPU newer than sm_90 then runs it by PTX JIT."""
+    doc = json.loads(SUBSET.read_text(encoding="utf-8"))
+    (row,) = [
+        b
+        for b in doc["builds"]
+        if b["variant"] == "cu126" and "2.7.1" in b["releases"] and "linux_x86_64" in b["platforms"]
+    ]
+    row["ptx"] = ["9.0"]
+    return mx.parse(doc)
+
+
+PTX = ptx_matrix()
+CU126 = torch("2.7.1+cu126", "cu126")  # CUDA 12.6.3: full from 560.35.05, MVC from 525.60.13
+
+
+def test_a_gpu_served_only_by_ptx_needs_the_full_driver_floor() -> None:
+    """Minor-version compatibility runs SASS, not PTX JIT: with the RTX 5090 (sm_120) served only
+    by the wheel's sm_90 PTX, driver 550.54.14 is too old; the RTX 4090 alone (sm_89, SASS of
+    sm_86) runs on it by minor-version compatibility."""
+    facts = with_torch(on_driver(NVIDIA, "550.54.14", "12.4"), CU126)
+    assert one(facts, "cuda-newer-than-driver", matrix=PTX) == Finding(
+        "cuda-newer-than-driver",
+        "error",
+        "torch's CUDA 12.6 is newer than driver 550.54.14 supports",
+        evidence=(
+            "torch 2.7.1+cu126 is built with CUDA 12.6 12.6.3",
+            "the driver supports CUDA up to 12.4",
+            "NVIDIA driver 550.54.14",
+            "CUDA 12.6 12.6.3 needs driver >= 560.35.05",
+        ),
+        fix="upgrade the NVIDIA driver to >= 560.35.05",
+        details={"min_driver": "560.35.05", "reason": "driver-too-old-ptx"},
+    )
+    assert facts.nvidia is not None
+    rtx4090 = replace(facts, nvidia=replace(facts.nvidia, gpus=facts.nvidia.gpus[1:]))
+    assert found(rtx4090, "cuda-newer-than-driver", matrix=PTX) == []
+    f = one(rtx4090, "cuda-minor-version-compat", matrix=PTX)
+    assert f.details == {"min_driver": "560.35.05", "reason": "driver-mvc"}
+    # at the full floor the PTX-only GPU runs too
+    full = with_torch(on_driver(NVIDIA, "560.35.05", "12.6"), CU126)
+    codes = [f.code for f in examine(full, None, PTX)]
+    assert "cuda-newer-than-driver" not in codes and "cuda-minor-version-compat" not in codes
+
+
+def test_a_gpu_served_only_by_ptx_is_a_warning_naming_it_and_the_wheels_arches() -> None:
+    facts = with_torch(NVIDIA, CU126)
+    assert found(facts, "gpu-arch-ptx-only", matrix=PTX) == [
+        Finding(
+            "gpu-arch-ptx-only",
+            "warning",
+            "only PTX (JIT-compiled at first use) serves GPU 0 NVIDIA GeForce RTX 5090 (sm_120)",
+            evidence=(
+                "torch 2.7.1+cu126 (cu126) has sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90 "
+                "compute_90",
+                "GPU 0 NVIDIA GeForce RTX 5090 (sm_120)",
+            ),
+            fix="works, but the first start is slow; a build with native kernels avoids it",
+        )
+    ]
+    # without the PTX the same GPU has no kernels at all, and the PTX note gives way
+    codes = [f.code for f in examine(facts, None, M)]
+    assert "gpu-arch-not-in-wheel" in codes and "gpu-arch-ptx-only" not in codes
