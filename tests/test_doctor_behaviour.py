@@ -37,7 +37,9 @@ def host(name: str) -> Facts:
 NVIDIA = host("fedora-rtx5090-rtx4090-580")  # RTX 5090 + RTX 4090, driver 580.82.09 (CUDA 13.0)
 AMD = host("ubuntu2204-rocm623-8x-mi300x")  # 8x MI300X (gfx942)
 NO_GPU = host("ubuntu2404-cpu-only")
-ARC = XpuInfo(gpus=(Gpu(0, "Intel(R) Arc(TM) A770 Graphics", vendor="intel"),), kernel_driver="i915")
+ARC = XpuInfo(
+    gpus=(Gpu(0, "Intel(R) Arc(TM) A770 Graphics", vendor="intel"),), kernel_driver="i915"
+)
 
 
 def torch(version: str, variant: str, **kw: Any) -> InstalledPackage:
@@ -349,3 +351,67 @@ def test_a_gpu_served_only_by_ptx_is_a_warning_naming_it_and_the_wheels_arches()
     # without the PTX the same GPU has no kernels at all, and the PTX note gives way
     codes = [f.code for f in examine(facts, None, M)]
     assert "gpu-arch-not-in-wheel" in codes and "gpu-arch-ptx-only" not in codes
+
+
+# --- architectures ----------------------------------------------------------------------------
+
+
+def test_a_gpu_without_kernels_in_the_wheel_whole_with_and_without_a_plan() -> None:
+    facts = with_torch(NVIDIA, CU126)  # the RTX 5090 (sm_120); the 4090 runs sm_86's SASS
+    wheel = "torch 2.7.1+cu126 (cu126) has sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"
+    gpu = "GPU 0 NVIDIA GeForce RTX 5090 (sm_120)"
+    cu128 = plan_for("cu128")
+    assert one(facts, "gpu-arch-not-in-wheel", cu128) == Finding(
+        "gpu-arch-not-in-wheel",
+        "error",
+        f"the installed torch has no kernels for {gpu}",
+        evidence=(wheel, gpu),
+        fix="install a build whose architectures include this GPU",
+        command=reinstall(cu128),
+    )
+    alone = one(facts, "gpu-arch-not-in-wheel")
+    assert (alone.fix, alone.command) == (
+        "install a build whose architectures include this GPU: run `setup-env plan` for it",
+        None,
+    )
+
+
+def radeons() -> Facts:
+    """An RX 9070 XT (gfx1201) and an RX 9060 XT (gfx1200) with torch 2.6.0+rocm6.2.4, whose
+    wheel carries no gfx12 code (setup_env.decide.rocmplan's gfx lists)."""
+    from setup_env.decide.plan import spec_facts
+
+    facts = spec_facts(os="linux", python="3.12", gpus=["RX 9070 XT", "RX 9060 XT"])
+    return with_torch(facts, torch("2.6.0+rocm6.2.4", "rocm6.2.4", hip="6.2.41134"))
+
+
+def test_rocm_gpus_missing_from_the_wheel_are_named_and_built_for_together() -> None:
+    f = one(radeons(), "rocm-gfx-not-in-wheel")
+    assert f.title == (
+        "the installed torch has no kernels for RX 9070 XT (gfx1201), RX 9060 XT (gfx1200)"
+    )
+    assert f.fix == (
+        "build PyTorch from source with PYTORCH_ROCM_ARCH=gfx1200;gfx1201 "
+        "(HSA_OVERRIDE_GFX_VERSION is an unsupported workaround)"
+    )
+    assert f.command is None
+
+
+def test_a_rocm_gfx_gap_is_fixed_by_the_plans_build_only_when_it_is_another() -> None:
+    facts = radeons()
+    other = plan_for("rocm7.0")
+    f = one(facts, "rocm-gfx-not-in-wheel", other)
+    assert (f.fix, f.command) == ("install the build the plan names", reinstall(other))
+    same = one(facts, "rocm-gfx-not-in-wheel", plan_for("rocm6.2.4"))
+    assert same.command is None
+    assert same.fix is not None and same.fix.startswith("build PyTorch from source")
+
+
+def test_a_rocm_gpu_whose_gfx_was_not_reported_is_judged_by_the_catalogues() -> None:
+    facts = radeons()
+    assert facts.rocm is not None
+    unreported = tuple(replace(g, gfx_arch=None) for g in facts.rocm.gpus)
+    facts = replace(facts, rocm=replace(facts.rocm, gpus=unreported))
+    assert one(facts, "rocm-gfx-not-in-wheel").title == (
+        "the installed torch has no kernels for RX 9070 XT (gfx1201), RX 9060 XT (gfx1200)"
+    )
