@@ -18,7 +18,7 @@ import pytest
 
 from setup_env.decide.doctor import examine
 from setup_env.decide.model import Finding, Plan
-from setup_env.facts import Facts, Gpu, InstalledPackage, XpuInfo
+from setup_env.facts import CondaEnvInfo, CondaPackage, Facts, Gpu, InstalledPackage, XpuInfo
 from setup_env.knowledge import matrix as mx
 from setup_env.knowledge.variant import Variant
 from setup_env.probe.detect import detect
@@ -415,3 +415,313 @@ def test_a_rocm_gpu_whose_gfx_was_not_reported_is_judged_by_the_catalogues() -> 
     assert one(facts, "rocm-gfx-not-in-wheel").title == (
         "the installed torch has no kernels for RX 9070 XT (gfx1201), RX 9060 XT (gfx1200)"
     )
+
+
+# --- companions -------------------------------------------------------------------------------
+
+
+def companion(name: str, version: str, variant: Optional[str], **kw: Any) -> InstalledPackage:
+    v = V(variant) if variant else None
+    return InstalledPackage(name, version, variant=v, cuda=v.cuda if v else None, **kw)
+
+
+def companion_findings(torch_pkg: InstalledPackage, *pkgs: InstalledPackage) -> list[Finding]:
+    facts = replace(NO_GPU, packages=(torch_pkg, *pkgs))
+    return [f for f in examine(facts, None, M) if f.code.startswith("companion-")]
+
+
+def test_a_companion_of_another_build_whole() -> None:
+    audio = companion("torchaudio", "2.8.0+cu126", "cu126")
+    assert companion_findings(CUDA_TORCH, audio) == [
+        Finding(
+            "companion-build-mismatch",
+            "error",
+            "torchaudio 2.8.0+cu126 is built for cu126, torch 2.8.0+cu128 for cu128",
+            evidence=("torch 2.8.0+cu128", "torchaudio 2.8.0+cu126"),
+            fix="reinstall torchaudio from the same index as torch (cu128)",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("torch_variant", "vision_variant", "mismatch"),
+    [
+        ("rocm6.3", "cpu", True),  # a CPU companion beside a GPU torch
+        ("cpu", "rocm6.3", True),  # a GPU companion beside a CPU torch
+        ("cu128", "rocm6.3", True),  # another GPU runtime
+        ("cu128", "cu128", False),
+        ("rocm6.3", "rocm6.3", False),
+        ("cu128", None, False),  # the companion's build unknown: not called another
+    ],
+)
+def test_a_companion_is_another_build_when_either_side_is_cpu_or_the_runtime_differs(
+    torch_variant: str, vision_variant: Optional[str], mismatch: bool
+) -> None:
+    version = f"2.8.0+{torch_variant}"
+    t = torch(version, torch_variant, hip="6.3.42131" if "rocm" in torch_variant else None)
+    vision = companion("torchvision", f"0.23.0+{vision_variant or 'x'}", vision_variant)
+    got = [f.code for f in companion_findings(t, vision)]
+    assert got == (["companion-build-mismatch"] if mismatch else [])
+
+
+def test_a_torch_of_unknown_build_has_no_companion_of_another_build() -> None:
+    vision = companion("torchvision", "0.23.0+cu126", "cu126")
+    assert companion_findings(replace(CUDA_TORCH, variant=None), vision) == []
+
+
+def test_a_companion_of_another_release_whole_names_the_pair_the_matrix_makes() -> None:
+    audio = companion("torchaudio", "2.7.1+cpu", "cpu")
+    assert companion_findings(CPU_TORCH, audio) == [
+        Finding(
+            "companion-version-mismatch",
+            "error",
+            "torchaudio 2.7.1+cpu does not belong to torch 2.8.0+cpu (expects 2.8.0)",
+            evidence=(
+                "torch 2.8.0+cpu",
+                "torchaudio 2.7.1+cpu",
+                "the release matrix pairs torch 2.8.0 with torchaudio 2.8.0",
+            ),
+            fix="install torchaudio==2.8.0 from the same index as torch",
+        )
+    ]
+    # both companions are checked, each on its own
+    vision = companion("torchvision", "0.22.1+cpu", "cpu")
+    assert [f.title.split()[0] for f in companion_findings(CPU_TORCH, vision, audio)] == [
+        "torchvision",
+        "torchaudio",
+    ]
+
+
+def test_a_companions_release_is_read_before_its_local_label() -> None:
+    # the release is the part before the local label, with or without one
+    right = companion("torchvision", "0.23.0+cpu", "cpu")
+    assert companion_findings(CPU_TORCH, right) == []
+    plain = companion("torchvision", "0.23.0", None)  # no label at all
+    assert companion_findings(CPU_TORCH, plain) == []
+    assert [f.code for f in companion_findings(CPU_TORCH, replace(plain, version="0.22.0"))] == [
+        "companion-version-mismatch"
+    ]
+
+
+def test_without_wheel_data_no_companion_release_is_judged() -> None:
+    audio = companion("torchaudio", "2.7.1+cpu", "cpu")
+    facts = replace(NO_GPU, packages=(CPU_TORCH, audio))
+    assert [f for f in examine(facts, None, None) if f.code.startswith("companion-")] == []
+
+
+# --- nvcc against torch's CUDA ----------------------------------------------------------------
+
+
+def nvcc(facts: Facts, *toolkits: Any, pkg: InstalledPackage = CUDA_TORCH) -> list[Finding]:
+    return found(with_torch(replace(facts, toolkits=toolkits), pkg), "nvcc-major-mismatch")
+
+
+def test_nvcc_of_another_major_whole_with_cuda_home_pointed_at_torchs_major() -> None:
+    from setup_env.facts import CudaToolkit
+
+    cuda13 = CudaToolkit("13.0", "13.0.88", path="/usr/local/cuda-13.0", source="nvcc on PATH")
+    cuda12 = CudaToolkit("12.6", None, path="/usr/local/cuda-12.6", source="/usr/local")
+    assert nvcc(NVIDIA, cuda13, cuda12) == [
+        Finding(
+            "nvcc-major-mismatch",
+            "warning",
+            "nvcc is CUDA 13.0 but torch is built with CUDA 12.8: building CUDA extensions "
+            "(torch.utils.cpp_extension, pip installs that compile) will fail",
+            evidence=("nvcc 13.0.88 (nvcc on PATH)", "torch 2.8.0+cu128 CUDA 12.8"),
+            fix="point CUDA_HOME at the CUDA 12.6 toolkit",
+            command="export CUDA_HOME=/usr/local/cuda-12.6",
+        )
+    ]
+    # nvcc's version alone when its full version is unknown
+    (f,) = nvcc(NVIDIA, replace(cuda13, full_version=None))
+    assert f.evidence[0] == "nvcc 13.0 (nvcc on PATH)"
+    # a toolkit of torch's major with no folder, or one the shell would have to quote: the
+    # advice is to install one, for torch's major
+    for other in (replace(cuda12, path=None), replace(cuda12, path="/opt/my cuda")):
+        (f,) = nvcc(NVIDIA, cuda13, other)
+        assert (f.fix, f.command) == (
+            "install a CUDA 12.x toolkit for extension builds (running torch does not need one)",
+            None,
+        )
+    # no CUDA in torch: nvcc is no concern
+    assert nvcc(NVIDIA, cuda13, pkg=CPU_TORCH) == []
+
+
+# --- several installs -------------------------------------------------------------------------
+
+
+def test_several_installs_whole_each_place_named_by_what_is_known() -> None:
+    used = replace(CPU_TORCH, location=None, source="/venv/RECORD")
+    hidden = replace(CPU_TORCH, version="2.7.1", location=None, installer=None, shadowed=True)
+    assert found(replace(NO_GPU, packages=(used, hidden)), "several-installs") == [
+        Finding(
+            "several-installs",
+            "warning",
+            "2 installs of torch: what runs depends on sys.path order",
+            evidence=("used: torch 2.8.0+cpu at /venv/RECORD", "shadowed: torch 2.7.1 at ?"),
+            fix="remove the shadowed install (pip uninstall it in the environment or user site "
+            "that owns it, or `conda remove` a conda one) so one build is left",
+        )
+    ]
+    nowhere = replace(used, source="")
+    (f,) = found(replace(NO_GPU, packages=(nowhere, hidden)), "several-installs")
+    assert f.evidence[0] == "used: torch 2.8.0+cpu at ?"
+
+
+@pytest.mark.parametrize("name", ["torchvision", "torchaudio"])
+def test_a_companion_installed_twice_is_found_when_torch_is_installed_once(name: str) -> None:
+    first = InstalledPackage(name, "1.0", location="/venv/site")
+    second = InstalledPackage(name, "0.9", location="/home/u/.local/site", shadowed=True)
+    facts = replace(NO_GPU, packages=(CPU_TORCH, first, second))
+    (f,) = found(facts, "several-installs")
+    assert f.title == f"2 installs of {name}: what runs depends on sys.path order"
+    assert f.evidence == (
+        f"used: {name} 1.0 at /venv/site",
+        f"shadowed: {name} 0.9 at /home/u/.local/site",
+    )
+
+
+# --- a pip torch inside a conda or pixi environment --------------------------------------------
+
+RECORDS = HERE / "fixtures" / "conda-meta" / "pixi-cuda129"  # real records, see its SOURCE.md
+
+
+def record(name: str) -> CondaPackage:
+    from setup_env.probe import condaenv
+
+    fallback = condaenv.split_record_name(name)
+    assert fallback is not None
+    return condaenv.parse_record((RECORDS / name).read_text(encoding="utf-8"), fallback)
+
+
+PIN = record("cuda-version-12.9-h4f385c5_3.json")  # cuda-version 12.9 (conda-forge)
+PYTORCH_GPU = record("pytorch-gpu-2.7.1-cuda129_mkl_h43a4b0b_304.json")
+PIXI = CondaEnvInfo(
+    manager="pixi",
+    prefix="/home/user/proj/.pixi/envs/default",
+    name="default",
+    active=True,
+    cuda_packages=(PIN,),
+    torch_packages=(PYTORCH_GPU,),
+)
+PIP_CU129 = torch("2.9.1+cu129", "cu129")
+
+
+def in_env(env: CondaEnvInfo, pkg: Optional[InstalledPackage] = PIP_CU129) -> list[Finding]:
+    facts = with_torch(replace(NO_GPU, conda_env=env), pkg)
+    return [f for f in examine(facts, None, M) if f.code.startswith("pip-torch-")]
+
+
+def test_a_pip_torch_over_conda_pytorch_and_conda_cuda_whole_in_a_pixi_environment() -> None:
+    wheel = "torch 2.9.1+cu129 installed by pip"
+    assert in_env(PIXI) == [
+        Finding(
+            "pip-torch-over-conda-pytorch",
+            "error",
+            "two PyTorch installs share the pixi environment default: pip's torch wheel and "
+            "conda's pytorch write the same site-packages/torch folder",
+            evidence=(
+                wheel,
+                "conda-meta: pytorch-gpu 2.7.1 cuda129_mkl_h43a4b0b_304 (conda-forge)",
+            ),
+            fix="keep one: `pip uninstall torch`, then reinstall conda's pytorch (its files were "
+            "overwritten), or remove conda's pytorch packages and keep the wheel",
+        ),
+        Finding(
+            "pip-torch-conda-cuda",
+            "warning",
+            "torch from pip (CUDA 12.9) shares the pixi environment default with conda's CUDA "
+            "libraries: two copies of CUDA, and which one loads depends on the library search "
+            "path (cuDNN/cuBLAS/NCCL mismatches, undefined symbols)",
+            evidence=(wheel, "conda-meta: cuda-version 12.9 h4f385c5_3 (conda-forge)"),
+            fix="one route per environment: conda-forge's pytorch pinned to the environment's "
+            "cuda-version in place of the wheel, or keep the wheel (it carries its own CUDA "
+            "libraries) and remove the conda CUDA packages nothing else needs",
+            command='pixi remove --pypi torch && pixi add pytorch-gpu "cuda-version=12.9"',
+        ),
+    ]
+
+
+def test_the_environment_is_named_by_its_name_else_its_folder() -> None:
+    def where(env: CondaEnvInfo) -> str:
+        return in_env(env)[0].title.split(" share the ")[1].split(":")[0]
+
+    assert where(PIXI) == "pixi environment default"
+    assert where(replace(PIXI, name=None)) == "pixi environment /home/user/proj/.pixi/envs/default"
+    assert where(replace(PIXI, name=None, prefix=None)) == "pixi environment"
+
+
+@pytest.mark.parametrize(
+    ("installer", "flagged"),
+    [("pip", True), ("uv", True), (None, False), ("conda", False), ("pixi", False)],
+)
+def test_only_a_torch_that_pip_or_uv_installed_is_a_second_route(
+    installer: Optional[str], flagged: bool
+) -> None:
+    got = in_env(PIXI, replace(PIP_CU129, installer=installer))
+    assert (got != []) is flagged
+
+
+def test_a_cpu_wheel_loads_no_cuda_so_only_the_two_pytorch_installs_are_found() -> None:
+    assert [f.code for f in in_env(PIXI, CPU_TORCH)] == ["pip-torch-over-conda-pytorch"]
+    assert in_env(PIXI, None) == []  # no torch installed: nothing shares anything
+    assert in_env(replace(PIXI, torch_packages=(), cuda_packages=())) == []
+
+
+@pytest.mark.parametrize(
+    ("pin", "command"),
+    [
+        (
+            "12.9",
+            'pip uninstall -y torch && conda install -c conda-forge "pytorch=*=cuda*" '
+            '"cuda-version=12.9"',
+        ),
+        (
+            "12.10",
+            'pip uninstall -y torch && conda install -c conda-forge "pytorch=*=cuda*" '
+            '"cuda-version=12.10"',
+        ),
+        ("9.2", None),  # not a CUDA X.Y that conda-forge's pytorch pins
+        ("12.9.1", None),
+        ("12.9; rm -rf ~", None),  # never a value the shell would read as more
+    ],
+)
+def test_the_conda_command_pins_the_environments_cuda_version_when_it_is_an_xy(
+    pin: str, command: Optional[str]
+) -> None:
+    conda = replace(
+        PIXI,
+        manager="conda",
+        name="ml",
+        torch_packages=(),
+        cuda_packages=(replace(PIN, version=pin),),
+    )
+    (f,) = in_env(conda)
+    assert f.command == command
+
+
+def test_without_a_cuda_version_pin_there_is_no_command() -> None:
+    cudart = CondaPackage("cuda-cudart", "12.9.79", "h5888daf_0", "conda-forge")  # SOURCE.md
+    (f,) = in_env(replace(PIXI, torch_packages=(), cuda_packages=(cudart,)))
+    assert f.command is None
+    # the pin is found among the others
+    (f,) = in_env(replace(PIXI, torch_packages=(), cuda_packages=(cudart, PIN)))
+    assert f.command == 'pixi remove --pypi torch && pixi add pytorch-gpu "cuda-version=12.9"'
+
+
+def test_six_conda_packages_are_listed_and_more_are_counted() -> None:
+    """The real cuda-version record repeated with its build number changed (only the count
+    matters); a record without a channel shows "?"."""
+    six = tuple(replace(PIN, build=f"h4f385c5_{i}") for i in range(6))
+    (f,) = in_env(replace(PIXI, torch_packages=(), cuda_packages=six))
+    assert f.evidence[1:] == tuple(
+        f"conda-meta: cuda-version 12.9 h4f385c5_{i} (conda-forge)" for i in range(6)
+    )
+    seven = (*six, replace(PIN, build="h4f385c5_6", channel=""))
+    (f,) = in_env(replace(PIXI, torch_packages=(), cuda_packages=seven))
+    assert f.evidence[1:] == (
+        *(f"conda-meta: cuda-version 12.9 h4f385c5_{i} (conda-forge)" for i in range(6)),
+        "... and 1 more",
+    )
+    (f,) = in_env(replace(PIXI, torch_packages=(), cuda_packages=(replace(PIN, channel=""),)))
+    assert f.evidence[1] == "conda-meta: cuda-version 12.9 h4f385c5_3 (?)"
