@@ -725,3 +725,287 @@ def test_six_conda_packages_are_listed_and_more_are_counted() -> None:
     )
     (f,) = in_env(replace(PIXI, torch_packages=(), cuda_packages=(replace(PIN, channel=""),)))
     assert f.evidence[1] == "conda-meta: cuda-version 12.9 h4f385c5_3 (?)"
+
+
+# --- the environment variables ----------------------------------------------------------------
+
+
+def with_env(facts: Facts, **env: str) -> Facts:
+    return replace(facts, environment={**facts.environment, **env})
+
+
+def test_ld_library_path_whole_one_evidence_line_a_cuda_directory() -> None:
+    ld = "/usr/local/cuda-12.1/lib64:/opt/intel/lib:/usr/lib/x86_64-linux-gnu/nvidia"
+    facts = with_env(with_torch(NVIDIA, CUDA_TORCH), LD_LIBRARY_PATH=ld)
+    assert found(facts, "ld-library-path-cuda") == [
+        Finding(
+            "ld-library-path-cuda",
+            "warning",
+            "LD_LIBRARY_PATH puts system CUDA libraries ahead of the ones the torch wheel ships "
+            "(cuDNN/cuBLAS version mismatches, undefined symbols)",
+            evidence=(
+                "LD_LIBRARY_PATH contains /usr/local/cuda-12.1/lib64",
+                "LD_LIBRARY_PATH contains /usr/lib/x86_64-linux-gnu/nvidia",
+            ),
+            fix="drop the CUDA directories from LD_LIBRARY_PATH for Python",
+            command="export LD_LIBRARY_PATH=/opt/intel/lib",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        with_env(with_torch(NVIDIA, CUDA_TORCH), LD_LIBRARY_PATH=""),  # set but empty
+        with_env(with_torch(NVIDIA, None), LD_LIBRARY_PATH="/usr/local/cuda/lib64"),  # no torch
+        # Windows reads PATH, not LD_LIBRARY_PATH: a value there is no finding
+        with_env(
+            with_torch(replace(NVIDIA, os=replace(NVIDIA.os, family="windows")), CUDA_TORCH),
+            LD_LIBRARY_PATH="/usr/local/cuda/lib64",
+        ),
+    ],
+    ids=["empty", "no-torch", "windows"],
+)
+def test_ld_library_path_is_read_only_on_linux_with_a_cuda_torch(facts: Facts) -> None:
+    assert found(facts, "ld-library-path-cuda") == []
+
+
+def test_a_cuda_torch_known_by_its_label_alone_is_judged_against_ld_library_path() -> None:
+    facts = with_env(
+        with_torch(NVIDIA, replace(CUDA_TORCH, cuda=None)), LD_LIBRARY_PATH="/usr/local/cuda/lib64"
+    )
+    assert [f.command for f in found(facts, "ld-library-path-cuda")] == ["unset LD_LIBRARY_PATH"]
+
+
+def test_cuda_visible_devices_hiding_every_gpu_whole() -> None:
+    facts = with_env(NVIDIA, CUDA_VISIBLE_DEVICES="2")  # indices 0 and 1 exist
+    assert found(facts, "cuda-visible-devices-hides-all") == [
+        Finding(
+            "cuda-visible-devices-hides-all",
+            "error",
+            "CUDA_VISIBLE_DEVICES hides every GPU from CUDA",
+            evidence=("CUDA_VISIBLE_DEVICES='2'", "2 GPU(s) present"),
+            fix="unset it, or list the GPU indices or UUIDs to use",
+            command="unset CUDA_VISIBLE_DEVICES",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "hidden"),
+    [
+        ("1,0", False),  # two visible
+        ("0, 2", False),  # one visible before the invalid entry
+        ("gpu-8f2b1c3d", True),  # the prefix is upper case, as nvidia-smi -L prints it
+        ("GPU-", True),  # a prefix with no UUID after it
+        ("GPU-8F2B1C3D", False),
+        ("0 1", True),  # entries are separated by commas only
+    ],
+)
+def test_cuda_visible_devices_is_read_entry_by_entry_as_cuda_reads_it(
+    value: str, hidden: bool
+) -> None:
+    facts = with_env(NVIDIA, CUDA_VISIBLE_DEVICES=value)
+    assert (found(facts, "cuda-visible-devices-hides-all") != []) is hidden
+
+
+# --- the platform -----------------------------------------------------------------------------
+
+APPLE = host("macos14-m1-arm64")
+ROSETTA = host("macos-m1pro-rosetta-x86_64")
+
+
+def test_rosetta_python_whole_and_what_names_the_chip_when_little_is_known() -> None:
+    assert found(ROSETTA, "rosetta-python") == [
+        Finding(
+            "rosetta-python",
+            "error",
+            "this Python is x86_64 running under Rosetta 2 on an Apple Silicon Mac",
+            evidence=("Python machine x86_64", "CPU Apple M1 Pro"),
+            fix="use a native arm64 Python (python.org universal2, Homebrew under /opt/homebrew, "
+            "or an osx-arm64 conda): x86_64 torch stops at 2.2.2 and has no MPS",
+        )
+    ]
+    bare = replace(
+        ROSETTA,
+        cpu=replace(ROSETTA.cpu, model=None),
+        apple=None,
+        python=replace(ROSETTA.python, machine=None),
+    )
+    assert one(bare, "rosetta-python").evidence == ("Python machine x86_64", "CPU Apple")
+
+
+def test_macos_too_old_for_mps_whole() -> None:
+    old = replace(APPLE, os=replace(APPLE.os, macos_version="13.6.7"))
+    assert found(old, "macos-too-old-for-mps") == [
+        Finding(
+            "macos-too-old-for-mps",
+            "warning",
+            "macOS 13.6.7 is too old for current PyTorch on Apple Silicon",
+            evidence=(
+                "macOS 13.6.7",
+                "torch >= 2.12 ships only macosx_14_0_arm64 wheels, and MPS needs macOS 14+",
+            ),
+            fix="upgrade macOS to 14 or newer; until then torch <= 2.11 is the newest that "
+            "installs",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "warned"),
+    [("14", False), ("13.99", True), ("13", True), ("", False), (None, False), ("Sonoma", False)],
+)
+def test_a_macos_version_that_says_nothing_readable_is_not_called_old(
+    version: Optional[str], warned: bool
+) -> None:
+    facts = replace(APPLE, os=replace(APPLE.os, macos_version=version))
+    assert (found(facts, "macos-too-old-for-mps") != []) is warned
+
+
+def test_an_arm64_mac_python_alone_says_apple_silicon_only_on_macos() -> None:
+    only_python = replace(
+        APPLE,
+        apple=None,
+        cpu=replace(APPLE.cpu, model=None),
+        os=replace(APPLE.os, macos_version="13.6"),
+    )
+    assert found(only_python, "macos-too-old-for-mps") != []
+    assert (
+        found(
+            replace(only_python, python=replace(APPLE.python, machine="x86_64")),
+            "macos-too-old-for-mps",
+        )
+        == []
+    )
+
+
+# --- the NVIDIA driver's state -----------------------------------------------------------------
+
+
+def driver_state(error: Optional[str], code: Optional[str]) -> list[Finding]:
+    assert NVIDIA.nvidia is not None
+    facts = replace(NVIDIA, nvidia=replace(NVIDIA.nvidia, error=error, error_code=code))
+    states = ("gpu-unexaminable", "driver-library-mismatch", "driver-unusable")
+    return [f for f in examine(facts, None, M) if f.code in states]
+
+
+def test_an_unexaminable_gpu_whole() -> None:
+    assert driver_state("nvidia-smi timed out after 10 s", "gpu-unexaminable") == [
+        Finding(
+            "gpu-unexaminable",
+            "error",
+            "the NVIDIA GPU could not be examined: nvidia-smi does not answer (a wedged driver or "
+            "GPU), so this is not a machine without a GPU",
+            evidence=("nvidia-smi timed out after 10 s",),
+            fix="look for Xid errors in `sudo dmesg | grep -i xid`; stop what holds the GPU and "
+            "reset it (`sudo nvidia-smi -r -i <gpu>`) or reboot; check again when `nvidia-smi` "
+            "answers",
+            command="sudo dmesg | grep -i xid",
+        )
+    ]
+
+
+def test_a_driver_library_mismatch_and_another_unusable_driver_whole() -> None:
+    error = "Failed to initialize NVML: Driver/library version mismatch"
+    assert driver_state(error, "driver-library-mismatch") == [
+        Finding(
+            "driver-library-mismatch",
+            "error",
+            "the NVIDIA kernel module and user-space library differ (typically after an "
+            "unattended driver upgrade)",
+            evidence=(error,),
+            fix="reboot so the new kernel module loads",
+            command="sudo reboot",
+        )
+    ]
+    assert driver_state("Failed to initialize NVML: Unknown Error", "driver-not-loaded") == [
+        Finding(
+            "driver-unusable",
+            "error",
+            "the NVIDIA driver is unusable",
+            evidence=("Failed to initialize NVML: Unknown Error",),
+            fix="check `dmesg` and reinstall the driver",
+        )
+    ]
+    # older facts without a code: the prose decides, in any case
+    assert [f.code for f in driver_state("DRIVER/LIBRARY VERSION MISMATCH", None)] == [
+        "driver-library-mismatch"
+    ]
+
+
+def test_mig_mode_whole_naming_every_gpu_in_it() -> None:
+    assert NVIDIA.nvidia is not None
+    gpus = tuple(replace(g, mig_mode=True) for g in NVIDIA.nvidia.gpus)
+    facts = replace(NVIDIA, nvidia=replace(NVIDIA.nvidia, gpus=gpus))
+    assert found(facts, "mig-enabled") == [
+        Finding(
+            "mig-enabled",
+            "warning",
+            "MIG is enabled: CUDA sees MIG instances, not whole GPUs, and a process uses one",
+            evidence=(
+                "GPU 0 NVIDIA GeForce RTX 5090: MIG mode on",
+                "GPU 1 NVIDIA GeForce RTX 4090: MIG mode on",
+            ),
+            fix="select an instance with CUDA_VISIBLE_DEVICES=MIG-<uuid> from `nvidia-smi -L`, or "
+            "disable MIG (`sudo nvidia-smi -i <gpu> -mig 0`)",
+            command="nvidia-smi -L",
+        )
+    ]
+
+
+G5 = host("linux-aws-g5-nitro-nodriver")  # g5.xlarge: the catalogue's 1x NVIDIA A10G, no driver
+
+
+def test_a_cloud_gpu_without_a_driver_whole() -> None:
+    assert found(G5, "gpu-without-driver") == [
+        Finding(
+            "gpu-without-driver",
+            "error",
+            "this aws g5.xlarge has 1x NVIDIA A10G, but no NVIDIA driver is loaded",
+            evidence=(
+                "the cloud catalogue lists 1x NVIDIA A10G for g5.xlarge",
+                "no NVIDIA driver found",
+            ),
+            fix="install the NVIDIA driver (the cloud advice in `setup-env check` names the route "
+            "for this image); until then torch can only use the CPU",
+        )
+    ]
+    assert G5.cloud is not None
+    unnamed = replace(G5, cloud=replace(G5.cloud, instance_type=None))
+    assert one(unnamed, "gpu-without-driver").title.startswith("this aws instance has 1x")
+
+
+def test_a_driver_is_there_when_it_has_a_version_or_lists_a_gpu() -> None:
+    assert NVIDIA.nvidia is not None
+    version_only = replace(NVIDIA.nvidia, gpus=())
+    gpus_only = replace(NVIDIA.nvidia, driver_version=None, cuda_driver_version=None)
+    neither = replace(gpus_only, gpus=(), error="NVIDIA-SMI has failed", error_code="no-devices")
+    for nv, missing in ((version_only, False), (gpus_only, False), (neither, True)):
+        facts = replace(G5, nvidia=nv)
+        assert (found(facts, "gpu-without-driver") != []) is missing, nv
+        with_nvcc = replace(facts, toolkits=NVCC13)
+        assert (found(with_nvcc, "toolkit-without-driver") != []) is missing, nv
+
+
+NVCC13 = host("debian12-nogpu-cuda13toolkit").toolkits  # nvcc 13.0.88 in /usr/local/cuda-13.0
+
+
+def test_a_toolkit_without_a_driver_whole_and_where_it_was_found() -> None:
+    facts = replace(NO_GPU, toolkits=NVCC13)
+    source = NVCC13[0].source
+    assert found(facts, "toolkit-without-driver") == [
+        Finding(
+            "toolkit-without-driver",
+            "info",
+            "CUDA toolkit 13.0 is installed, but there is no NVIDIA driver or GPU",
+            evidence=(f"nvcc 13.0.88 ({source})", "no NVIDIA driver found"),
+            fix="nothing to do for torch: the toolkit does not decide the wheel (wheels carry "
+            "their own CUDA runtime), and without a driver torch runs on the CPU",
+        )
+    ]
+    bare = replace(NVCC13[0], full_version=None, source=None)
+    f = one(replace(NO_GPU, toolkits=(bare,)), "toolkit-without-driver")
+    assert f.evidence[0] == "nvcc 13.0 (/usr/local/cuda-13.0)"
+    f = one(replace(NO_GPU, toolkits=(replace(bare, path=None),)), "toolkit-without-driver")
+    assert f.evidence[0] == "nvcc 13.0 (found)"
