@@ -18,11 +18,21 @@ import pytest
 
 from setup_env.decide.doctor import examine
 from setup_env.decide.model import Finding, Plan
-from setup_env.facts import CondaEnvInfo, CondaPackage, Facts, Gpu, InstalledPackage, XpuInfo
+from setup_env.facts import (
+    CondaEnvInfo,
+    CondaPackage,
+    CudaToolkit,
+    Facts,
+    Gpu,
+    InstalledPackage,
+    Note,
+    XpuInfo,
+)
 from setup_env.knowledge import matrix as mx
 from setup_env.knowledge.variant import Variant
 from setup_env.probe.detect import detect
 from setup_env.probe.host import ReplayHost
+from setup_env.probe.report import parse
 
 HERE = Path(__file__).parent
 SUBSET = HERE / "fixtures" / "matrix" / "wheels-subset.json"
@@ -512,13 +522,11 @@ def test_without_wheel_data_no_companion_release_is_judged() -> None:
 # --- nvcc against torch's CUDA ----------------------------------------------------------------
 
 
-def nvcc(facts: Facts, *toolkits: Any, pkg: InstalledPackage = CUDA_TORCH) -> list[Finding]:
+def nvcc(facts: Facts, *toolkits: CudaToolkit, pkg: InstalledPackage = CUDA_TORCH) -> list[Finding]:
     return found(with_torch(replace(facts, toolkits=toolkits), pkg), "nvcc-major-mismatch")
 
 
 def test_nvcc_of_another_major_whole_with_cuda_home_pointed_at_torchs_major() -> None:
-    from setup_env.facts import CudaToolkit
-
     cuda13 = CudaToolkit("13.0", "13.0.88", path="/usr/local/cuda-13.0", source="nvcc on PATH")
     cuda12 = CudaToolkit("12.6", None, path="/usr/local/cuda-12.6", source="/usr/local")
     assert nvcc(NVIDIA, cuda13, cuda12) == [
@@ -1009,3 +1017,46 @@ def test_a_toolkit_without_a_driver_whole_and_where_it_was_found() -> None:
     assert f.evidence[0] == "nvcc 13.0 (/usr/local/cuda-13.0)"
     f = one(replace(NO_GPU, toolkits=(replace(bare, path=None),)), "toolkit-without-driver")
     assert f.evidence[0] == "nvcc 13.0 (found)"
+
+
+# --- what examine adds to the rules: the probes' notes, the root causes ------------------------
+
+
+def test_a_probe_note_that_a_finding_already_says_is_not_repeated() -> None:
+    assert NVIDIA.nvidia is not None
+    error = "Failed to initialize NVML: Driver/library version mismatch"
+    nv = replace(NVIDIA.nvidia, error=error, error_code="driver-library-mismatch")
+    note = Note("driver-library-mismatch", error, "nvidia-smi", "error")
+    facts = replace(NVIDIA, nvidia=nv, notes=(*NVIDIA.notes, note))
+    (f,) = found(facts, "driver-library-mismatch")
+    assert f.command == "sudo reboot"  # the doctor's finding, not the note's
+
+
+def capture(name: str) -> str:
+    return (HERE / "fixtures" / "collect_env" / name).read_text(encoding="utf-8")
+
+
+def test_the_root_causes_get_the_plan_examine_was_given() -> None:
+    """torch 2.0.1 (no row in the wheel data) printing that the RTX 5090's sm_120 is not among
+    its architectures: the finding comes from the root causes, its command from the plan."""
+    facts = parse(capture("warning-only-rtx5090-sm120-torch2.0.1.txt")).facts
+    cu128 = plan_for("cu128")
+    assert one(facts, "gpu-arch-not-in-wheel", cu128).command == reinstall(cu128)
+    assert one(facts, "gpu-arch-not-in-wheel").command is None
+
+
+def test_the_root_causes_get_the_wheel_data_examine_was_given() -> None:
+    """torch's too-old-GPU warning (a real capture, for a GT 720 of capability 3.5) with the
+    capability changed to a Tesla K80's 3.7 and the minimum to 5.0, as torch 2.x prints it:
+    the wheel data names the newest build with sm_37; without the data, only a source build."""
+    text = capture("warning-only-gt720-capability-3.5.txt")
+    text = text.replace(
+        "GeForce GT 720 which is of cuda capability 3.5",
+        "Tesla K80 which is of cuda capability 3.7",
+    )
+    text = text.replace("supported by this library is 3.7", "supported by this library is 5.0")
+    assert "Tesla K80" in text and "is 5.0." in text
+    facts = parse(text).facts
+    assert one(facts, "gpu-too-old").fix == "install torch 2.7.1+cu118: the newest build with sm_37"
+    without = one(facts, "gpu-too-old", matrix=None).fix
+    assert without is not None and without.startswith("no prebuilt torch in the data")
