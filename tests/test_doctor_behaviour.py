@@ -75,11 +75,15 @@ def plan_for(variant: str, version: str = "2.9.1") -> Plan:
     )
 
 
-def found(facts: Facts, code: str, plan: Optional[Plan] = None, matrix: Any = M) -> list[Finding]:
+def found(
+    facts: Facts, code: str, plan: Optional[Plan] = None, matrix: Optional[mx.Matrix] = M
+) -> list[Finding]:
     return [f for f in examine(facts, plan, matrix) if f.code == code]
 
 
-def one(facts: Facts, code: str, plan: Optional[Plan] = None, matrix: Any = M) -> Finding:
+def one(
+    facts: Facts, code: str, plan: Optional[Plan] = None, matrix: Optional[mx.Matrix] = M
+) -> Finding:
     hits = found(facts, code, plan, matrix)
     assert len(hits) == 1, [f.code for f in examine(facts, plan, matrix)]
     return hits[0]
