@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from setup_env.probe.report import parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
@@ -41,7 +43,9 @@ def test_an_unreadable_python_version_is_no_version_and_says_so() -> None:
     # a report cut mid-line after "Python version: 3.7 (64-bit runt"; here the number is lost
     # too (the line changed to its cut tail): no version is made up, a note names the text
     text = read("windows10-cpu-torch1.7.1-truncated.txt")
-    facts = parse(changed(text, "Python version: 3.7 (64-bit runt", "Python version: (64-bit runt")).facts
+    facts = parse(
+        changed(text, "Python version: 3.7 (64-bit runt", "Python version: (64-bit runt")
+    ).facts
     assert facts.python.version == ""
     garbled = [n for n in facts.notes if n.code == "collect-env-python-garbled"]
     assert len(garbled) == 1 and "(64-bit runt" in garbled[0].message
@@ -88,3 +92,117 @@ def test_a_report_without_os_and_platform_lines_names_no_os_source() -> None:
     assert report.facts.os.family == "other"
     assert report.facts.os.sources == {}
     assert "os" in report.missing
+
+
+def _without_line(text: str, start: str) -> str:
+    """`text` without its line that starts with `start` (a report cut or pasted in part)."""
+    lines = text.splitlines(keepends=True)
+    kept = [x for x in lines if not x.startswith(start)]
+    assert len(kept) == len(lines) - 1, start
+    return "".join(kept)
+
+
+def test_windows_is_read_from_the_os_line_or_the_python_platform_alone() -> None:
+    # a Windows 11 report (a CPU build: no driver to infer Windows from)
+    text = read("windows11-cpu-build-torch2.8dev-xpu-fields.txt")
+    os_info = parse(text).facts.os
+    assert (os_info.family, os_info.windows_build) == ("windows", "10.0.22631")
+    assert os_info.distro_name == "Microsoft Windows 11 Enterprise"
+    # OS line not collected (as collect_env prints it when it fails): the platform says it
+    uncollected = changed(
+        text, "OS: Microsoft Windows 11 Enterprise (10.0.22631 64-bit)", "OS: Could not collect"
+    )
+    os_info = parse(uncollected).facts.os
+    assert (os_info.family, os_info.windows_build) == ("windows", "10.0.22631")
+    assert os_info.distro_name is None
+    assert os_info.sources["family"] == "collect_env:OS"
+    # no platform line (older collect_env prints none): the OS line says it, and its build
+    os_info = parse(_without_line(text, "Python platform:")).facts.os
+    assert (os_info.family, os_info.windows_build) == ("windows", "10.0.22631")
+    assert os_info.sources["family"] == "collect_env:OS"
+
+
+def test_macos_is_read_from_the_os_line_or_the_python_platform_alone() -> None:
+    text = read("macos13-m2max-torch2.10dev.txt")
+    os_info = parse(text).facts.os
+    assert (os_info.family, os_info.macos_version) == ("darwin", "13.7.4")
+    os_info = parse(_without_line(text, "Python platform:")).facts.os
+    assert (os_info.family, os_info.macos_version) == ("darwin", "13.7.4")
+    uncollected = changed(text, "OS: macOS 13.7.4 (arm64)", "OS: Could not collect")
+    os_info = parse(uncollected).facts.os
+    assert (os_info.family, os_info.macos_version) == ("darwin", "13.7.4")
+    # under Rosetta the platform names the x86 compatibility version (10.16): the OS line's
+    # version is the machine's
+    os_info = parse(read("macos15-rosetta-m2pro.txt")).facts.os
+    assert (os_info.family, os_info.macos_version) == ("darwin", "15.3")
+
+
+# name -> (distro id, distro version, kernel, glibc, wsl) as the report's OS, Python platform
+# and Libc version lines say them (read from each report by hand)
+LINUX_OS = {
+    # "Rocky Linux release 8.10 (Green Obsidian) (x86_64)", a kernel with dots in its tail
+    "linux-4x-h100-mig-details.txt": (
+        "rocky", "8.10", "4.18.0-553.16.1.el8_10.x86_64", "2.28", None,
+    ),
+    "driver-missing-rhel7-cu102-cpu-node.txt": ("rhel", "7.6", None, None, None),
+    "linux-4x-titanrtx-driver440-torch1.4-espnet.txt": ("centos", "7.5.1804", None, None, None),
+    "linux-centos9-7x-rtx4090-chinese-lscpu.txt": (
+        "centos", "9", "5.14.0-565.el9.x86_64", "2.34", None,
+    ),
+    "debian12-cpu-torch2.13.txt": ("debian", "12", "6.18.44-fc-v1045", "2.36", None),
+    # "Libc version: gl" (cut) and no platform line: no glibc
+    "xpu-fedora40-a770-no-torch-cut.txt": ("fedora", "40", None, None, None),
+    # an aarch64 kernel; the Libc line (2.31) wins over the platform's "with-glibc2.29"
+    "jetson-agx-orin-nv23.02.txt": ("ubuntu", "20.04.5", "5.10.120-tegra", "2.31", None),
+    "linux-aarch64-gh200-pypi-cpu-build-driver550.txt": (
+        "ubuntu", "22.04.4", "6.5.0-1013-nvidia-64k", "2.35", None,
+    ),
+    # the platform line cut at "-x86_64-wi": no kernel read from it
+    "aws-ubuntu20-python3.7-cut-before-gpus.txt": ("ubuntu", "20.04.5", None, "2.17", None),
+    # "Libc version: glibc-2.2.5" is the symbol-version base, not the library: no glibc,
+    # and the platform line ("-with-centos-7.5.1804-Core") names none either
+    "driver-missing-centos7-cu110-cut-at-cuda.txt": ("centos", "7", "4.14.0_1-0-0-38", None, None),
+    # a WSL 2 kernel
+    "wsl2-xpu-torch2.13.txt": (
+        "ubuntu", "26.04", "6.18.33.2-microsoft-standard-WSL2", "2.43", 2,
+    ),
+    # vLLM's layout, its keys padded with spaces
+    "vllm-rhel8-cu124-warnings-truncated.txt": ("rhel", "8.3", None, "2.28", None),
+    # hand-written: "Windows 11 + WSL2 Ubuntu 24.04" is Ubuntu 24.04 in WSL 2
+    "wsl2-rocm6.4-rx7900xtx-hand-written.txt": ("ubuntu", "24.04", None, None, 2),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(LINUX_OS))
+def test_a_linux_reports_distribution_kernel_and_glibc(name: str) -> None:
+    os_info = parse(read(name)).facts.os
+    assert os_info.family == "linux"
+    got = (os_info.distro_id, os_info.distro_version, os_info.kernel, os_info.glibc, os_info.wsl)
+    assert got == LINUX_OS[name]
+    assert os_info.libc == ("glibc" if os_info.glibc else None)
+
+
+def test_the_glibc_symbol_base_gives_way_to_the_platforms_glibc() -> None:
+    # "Libc version: glibc-2.2.5" (platform.libc_ver() on a static binary) is no version; the
+    # platform line is read instead. The real report's platform names no glibc; here it is
+    # changed to the "-with-glibc2.17" a newer Python prints on the same CentOS 7 machine.
+    text = read("driver-missing-centos7-cu110-cut-at-cuda.txt")
+    newer = changed(text, "-with-centos-7.5.1804-Core", "-with-glibc2.17")
+    os_info = parse(newer).facts.os
+    assert (os_info.libc, os_info.glibc) == ("glibc", "2.17")
+    assert os_info.sources["glibc"] == "collect_env:Libc version"
+
+
+def test_a_wsl1_kernel_is_wsl_1() -> None:
+    # WSL 1 runs no Linux kernel of its own: its platform line names a "Microsoft" kernel
+    # without "-microsoft-standard-WSL2". The real WSL 2 line is changed to WSL 1's form.
+    text = read("wsl2-rtx4070laptop-cu121-windows-driver.txt")
+    assert parse(text).facts.os.wsl == 2
+    wsl1 = changed(
+        text, "Linux-5.15.153.1-microsoft-standard-WSL2-", "Linux-4.4.0-19041-Microsoft-"
+    )
+    os_info = parse(wsl1).facts.os
+    assert (os_info.wsl, os_info.kernel) == (1, "4.4.0-19041-Microsoft")
+    # a plain Linux kernel is no WSL
+    plain = changed(text, "Linux-5.15.153.1-microsoft-standard-WSL2-", "Linux-5.15.0-107-generic-")
+    assert parse(plain).facts.os.wsl is None

@@ -85,11 +85,16 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
         if name:
             kw["distro_name"] = name
             sources["distro_name"] = f"{SOURCE}:OS"
+            # the version follows the distribution's name: "Windows 11 + WSL2 Ubuntu 24.04"
+            # (a hand-written line) is Ubuntu 24.04, not 11
+            after = 0
             for needle, ident in _DISTRO_IDS:
-                if needle in name.lower():
+                at = name.lower().find(needle)
+                if at >= 0:
                     kw["distro_id"] = ident
+                    after = at + len(needle)
                     break
-            ver = re.search(r"\b(\d+(?:\.\d+)*)\b", name)
+            ver = re.search(r"\b(\d+(?:\.\d+)*)\b", name[after:])
             if ver:
                 kw["distro_version"] = ver.group(1)
         if wsl_said:
