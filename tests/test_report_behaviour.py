@@ -206,3 +206,76 @@ def test_a_wsl1_kernel_is_wsl_1() -> None:
     # a plain Linux kernel is no WSL
     plain = changed(text, "Linux-5.15.153.1-microsoft-standard-WSL2-", "Linux-5.15.0-107-generic-")
     assert parse(plain).facts.os.wsl is None
+
+
+# --- the Python's machine --------------------------------------------------------------------
+
+GTX1050 = "windows11-gtx1050ti-cu117.txt"  # a CUDA build; "Architecture=9"; MSC ... (AMD64)
+GTX1050_PYTHON = (
+    "Python version: 3.9.16 (main, May 17 2023, 17:49:16) [MSC v.1916 64 bit (AMD64)] "
+    "(64-bit runtime)"
+)
+
+
+def _machine(text: str) -> str:
+    return parse(text).facts.python.machine
+
+
+def test_a_windows_pythons_machine_is_read_from_its_build_line_first() -> None:
+    text = read(GTX1050)
+    assert _machine(text) == "AMD64"
+    # an ARM64 Python says so in the same place
+    assert _machine(changed(text, "64 bit (AMD64)]", "64 bit (ARM64)]")) == "ARM64"
+    # the build line wins over the CPU's WMI code (an x64 Python emulated on an ARM64 CPU)
+    assert _machine(changed(text, "Architecture=9", "Architecture=12")) == "AMD64"
+
+
+def test_without_its_build_line_a_windows_pythons_machine_is_the_cpus_wmi_code() -> None:
+    # older collect_env printed "Python version: 3.7" and no platform line: here the Python line
+    # is cut to its number and the platform line dropped; the CPU block's WMI code decides,
+    # before the CUDA build's x86_64-only rule
+    bare = _without_line(changed(read(GTX1050), GTX1050_PYTHON, "Python version: 3.9.16"),
+                         "Python platform:")  # fmt: skip
+    assert _machine(bare) == "AMD64"
+    assert _machine(changed(bare, "Architecture=9", "Architecture=12")) == "ARM64"
+    assert _machine(changed(bare, "Architecture=9", "Architecture=0")) == "x86"
+    # a code that names no machine: the CUDA build (x86_64 only on Windows) decides
+    assert _machine(changed(bare, "Architecture=9", "Architecture=5")) == "AMD64"
+
+
+def test_with_a_platform_line_the_wmi_code_is_not_the_pythons_machine() -> None:
+    # the Python line cut to its number, the platform line kept (a modern collect_env): the
+    # CPU's WMI code says what the CPU is, not what the Python is; the CUDA build decides
+    text = changed(read(GTX1050), GTX1050_PYTHON, "Python version: 3.9.16")
+    assert _machine(changed(text, "Architecture=9", "Architecture=12")) == "AMD64"
+    # and a CPU build says nothing of the machine
+    cpu = changed(text, "CUDA used to build PyTorch: 11.7", "CUDA used to build PyTorch: N/A")
+    assert _machine(changed(cpu, "Architecture=9", "Architecture=12")) == ""
+
+
+def test_a_pythons_machine_on_linux_and_macos_is_read_from_the_os_line_or_the_platform() -> None:
+    # the OS line's "(aarch64)" suffix
+    assert _machine(read("linux-aarch64-gh200-pypi-cpu-build-driver550.txt")) == "aarch64"
+    # a report cut above its OS line: the platform line's "-x86_64-with"
+    assert _machine(read("xpu-linux-8x-max1100-ubuntu24-top-cut.txt")) == "x86_64"
+    # an OS line without the suffix: the macOS platform line's machine
+    text = read("macos13-m2max-torch2.10dev.txt")
+    assert _machine(changed(text, "OS: macOS 13.7.4 (arm64)", "OS: macOS 13.7.4")) == "arm64"
+    # under Rosetta the OS line and the platform agree on x86_64 (the Python's machine)
+    assert _machine(read("macos15-rosetta-m2pro.txt")) == "x86_64"
+
+
+def test_a_pythons_build_kind_is_read_from_its_version_line() -> None:
+    text = read("linux-h100-cu130-driver570.txt")
+    line = next(x for x in text.splitlines() if x.startswith("Python version:"))
+    python = parse(text).facts.python
+    assert (python.implementation, python.free_threaded, python.is_64bit) == (
+        "cpython", False, True,
+    )  # fmt: skip
+    # the same line as a 32-bit, a free-threaded and a PyPy interpreter print it
+    py32 = parse(changed(text, line, line.replace("64-bit runtime", "32-bit runtime")))
+    assert py32.facts.python.is_64bit is False
+    free = line.replace("3.10.12 (main", "3.10.12 experimental free-threading build (main")
+    assert parse(changed(text, line, free)).facts.python.free_threaded is True
+    pypy = line.replace("[GCC 11.4.0]", "[PyPy 7.3.12 with GCC 11.4.0]")
+    assert parse(changed(text, line, pypy)).facts.python.implementation == "pypy"
