@@ -279,3 +279,20 @@ def test_a_pythons_build_kind_is_read_from_its_version_line() -> None:
     assert parse(changed(text, line, free)).facts.python.free_threaded is True
     pypy = line.replace("[GCC 11.4.0]", "[PyPy 7.3.12 with GCC 11.4.0]")
     assert parse(changed(text, line, pypy)).facts.python.implementation == "pypy"
+
+
+@pytest.mark.parametrize(
+    ("name", "distro"),
+    [
+        ("linux-4x-h100-mig-details.txt", "Rocky Linux release 8.10 (Green Obsidian)"),
+        ("jetson-agx-orin-nv23.02.txt", "Ubuntu 20.04.5 LTS"),  # "(aarch64)"
+        ("linux-8x-titanxp-torch1.3-old.txt", "Ubuntu 16.04.4 LTS"),  # no machine suffix
+        ("vllm-rhel8-cu124-warnings-truncated.txt", "Red Hat Enterprise Linux release 8.3 (Ootpa)"),
+    ],
+)
+def test_a_linux_distributions_name_is_the_os_line_without_its_machine(
+    name: str, distro: str
+) -> None:
+    os_info = parse(read(name)).facts.os
+    assert os_info.distro_name == distro
+    assert os_info.sources["distro_name"] == "collect_env:OS"
