@@ -296,3 +296,66 @@ def test_a_linux_distributions_name_is_the_os_line_without_its_machine(
     os_info = parse(read(name)).facts.os
     assert os_info.distro_name == distro
     assert os_info.sources["distro_name"] == "collect_env:OS"
+
+
+# --- CPU -------------------------------------------------------------------------------------
+
+# name -> (model, vendor, architecture, logical cores) as the report's CPU block says them
+CPUS = {
+    # lscpu
+    "linux-h100-cu130-driver570.txt": (
+        "Intel(R) Xeon(R) Platinum 8462Y+", "GenuineIntel", "x86_64", 128,
+    ),
+    "jetson-orin-container-top-cut.txt": ("Cortex-A78AE", "ARM", "aarch64", 12),
+    # lscpu in a Chinese locale ("架构：", "厂商 ID：", "CPU：" with full-width colons), cut at
+    # "BIOS Vendor I" before its model line: no model, the rest read
+    "linux-centos9-7x-rtx4090-chinese-lscpu.txt": (None, "GenuineIntel", "x86_64", 128),
+    # lscpu cut at "Byte Or": a key cut mid-word is no model
+    "jetson-orin-nano-no-torch.txt": (None, None, "aarch64", None),
+    # "Model name:" empty and no BIOS model line
+    "vllm-tracker-rtx5090d-prompt-glued.txt": (None, "GenuineIntel", "x86_64", 40),
+    # macOS: sysctl's one line; an Apple M chip is arm64
+    "macos13-m2max-torch2.10dev.txt": ("Apple M2 Max", None, "arm64", None),
+    "macos14-x86_64-email-reply.txt": (
+        "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", None, None, None,
+    ),
+    # Windows: WMI's "Name=" and "Manufacturer="; "Architecture=9" is a code, not a name
+    "windows11-gtx1050ti-cu117.txt": (
+        "Intel(R) Core(TM) i7-10700 CPU @ 2.90GHz", "GenuineIntel", None, None,
+    ),
+    # the same with "Key: value"
+    "windows11-xpu-torch2.7.1.txt": (
+        "12th Gen Intel(R) Core(TM) i7-12700H", "GenuineIntel", None, None,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(CPUS))
+def test_a_reports_cpu_block_is_read(name: str) -> None:
+    cpu = parse(read(name)).facts.cpu
+    assert (cpu.model, cpu.vendor, cpu.architecture, cpu.logical_cores) == CPUS[name]
+    assert cpu.sources.get("model") == ("collect_env:CPU" if cpu.model else None)
+    assert cpu.sources.get("architecture") == ("collect_env:CPU" if cpu.architecture else None)
+
+
+def test_an_unknown_lscpu_model_gives_way_to_the_bios_model() -> None:
+    # lscpu prints "Model name: -" where it cannot name the CPU (the real line is changed to
+    # that); the BIOS's model line below it names it
+    text = read("linux-arc-pro-b60-xpu-torch2.11.txt")
+    model = "Intel(R) Core(TM) Ultra 7 265K"
+    assert parse(text).facts.cpu.model == model
+    unknown = changed(text, f"Model name:                              {model}\n",
+                      "Model name:                              -\n")  # fmt: skip
+    assert parse(unknown).facts.cpu.model == model + " To Be Filled By O.E.M. CPU @ 3.9GHz"
+
+
+def test_lscpus_flags_are_summarised_into_an_isa_level() -> None:
+    cpu = parse(read("linux-h100-cu130-driver570.txt")).facts.cpu
+    assert cpu.isa_level == "x86-64-v4" and "avx512f" in cpu.flags
+    assert cpu.sources["isa_level"] == cpu.sources["flags"] == "collect_env:CPU Flags"
+    cpu = parse(read("debian12-cpu-torch2.13.txt")).facts.cpu
+    assert cpu.isa_level == "x86-64-v3" and "avx2" in cpu.flags and "avx512f" not in cpu.flags
+    # no Flags line: nothing said of the ISA
+    cpu = parse(read("linux-arc-pro-b60-xpu-torch2.11.txt")).facts.cpu
+    assert (cpu.isa_level, cpu.flags) == (None, ())
+    assert "isa_level" not in cpu.sources and "flags" not in cpu.sources
