@@ -359,3 +359,127 @@ def test_lscpus_flags_are_summarised_into_an_isa_level() -> None:
     cpu = parse(read("linux-arc-pro-b60-xpu-torch2.11.txt")).facts.cpu
     assert (cpu.isa_level, cpu.flags) == (None, ())
     assert "isa_level" not in cpu.sources and "flags" not in cpu.sources
+
+
+# --- packages --------------------------------------------------------------------------------
+
+
+def _pkgs(text: str) -> list[tuple[str, str, str | None, str | None, bool]]:
+    """(name, version, variant, installer, shadowed) of each package read, in order."""
+    return [
+        (p.name, p.version, str(p.variant) if p.variant else None, p.installer, p.shadowed)
+        for p in parse(text).facts.packages
+    ]
+
+
+def test_only_torch_and_its_companions_are_read_from_the_library_lines() -> None:
+    # 19 pip lines, among them clip-anytorch, gpytorch, torchdata, welford-torch: only torch,
+    # torchaudio and torchvision are packages the plan weighs
+    text = read("linux-h100-cu130-driver570.txt")
+    assert _pkgs(text) == [
+        ("torch", "2.9.0", "cu130", "pip", False),
+        ("torchaudio", "2.9.0", None, "pip", False),
+        ("torchvision", "0.24.0", None, "pip", False),
+    ]
+    # conda's name "pytorch" is torch; pytorch-mutex and the rest are not
+    tail = read("tail-only-conda-torch1.10.2-cu102-libraries.txt")
+    assert [p[0] for p in _pkgs(tail)] == ["torch", "torchaudio", "torchvision"]
+
+
+def test_a_library_line_without_a_version_is_not_a_package() -> None:
+    text = read("linux-h100-cu130-driver570.txt")
+    # "[pip3] torchvision==0.24.0" with its version replaced by a non-version (a local path)
+    odd = changed(text, "[pip3] torchvision==0.24.0", "[pip3] torchvision==file")
+    assert [p[0] for p in _pkgs(odd)] == ["torch", "torchaudio"]
+    # a pip line that is no "name==version"
+    odd = changed(text, "[pip3] torchvision==0.24.0", "[pip3] torchvision 0.24.0")
+    assert [p[0] for p in _pkgs(odd)] == ["torch", "torchaudio"]
+    # a conda line of one word
+    tail = read("tail-only-conda-torch1.10.2-cu102-libraries.txt")
+    line = "[conda] torchvision               0.11.3               py37_cu102    pytorch"
+    odd = changed(tail, line, "[conda] torchvision")
+    assert [(p[0], p[1]) for p in _pkgs(odd)] == [
+        ("torch", "1.10.2"), ("torchaudio", "0.10.2"), ("torchvision", "0.11.3"),
+    ]  # fmt: skip
+
+
+def test_the_imported_torchs_variant_by_each_route() -> None:
+    # its version's local tag
+    assert _pkgs(read("linux-4x-h100-mig-details.txt"))[0][2] == "cu121"
+    # no tag: the CUDA it was built with
+    h100 = read("linux-h100-cu130-driver570.txt")
+    assert _pkgs(h100)[0][2] == "cu130"
+    # the CUDA line cut to "13" (a paste cut mid-line) names no CUDA build, and with CUDA
+    # available it is no CPU build either: unknown
+    cut = changed(h100, "CUDA used to build PyTorch: 13.0", "CUDA used to build PyTorch: 13")
+    torch = parse(cut).facts.package("torch")
+    assert torch is not None and (torch.variant, torch.cuda) == (None, None)
+    # no tag, no CUDA or ROCm, CUDA not available, a release version on Windows: a CPU build
+    assert _pkgs(read("windows10-cpu-build-rtx-truncated.txt"))[0][2] == "cpu"
+    # ... but a source build ("+git") may be any build, and so may any torch on macOS
+    assert _pkgs(read("linux-xpu-vllm-source-build.txt"))[0][2] is None
+    assert _pkgs(read("macos14-x86_64-email-reply.txt"))[0][2] is None
+    # and CUDA available without the build line (cut): not a CPU build
+    assert _pkgs(read("windows10-pyrovision-cuda-yes-cut.txt"))[0][2] is None
+
+
+def test_a_release_torch_says_cuda_available_is_not_read_as_a_cpu_build() -> None:
+    # the Windows CPU build's report with "Is CUDA available" changed from False to True: a
+    # torch that sees CUDA is no CPU build
+    text = read("windows10-cpu-build-rtx-truncated.txt")
+    yes = changed(text, "Is CUDA available: False", "Is CUDA available: True")
+    assert _pkgs(yes)[0][2] is None
+    # a "1.10.0a0+..." pre-release is a source build: unknown
+    pre = changed(text, "PyTorch version: 1.10.0", "PyTorch version: 1.10.0a0+0aef44c")
+    assert _pkgs(pre)[0][2] is None
+
+
+def test_without_an_importable_torch_the_pip_listed_torch_is_not_the_one_that_runs() -> None:
+    # "PyTorch version: N/A" above "[pip3] torch==1.7.0.dev20200803": that pip is another
+    # interpreter's; its torch is not read, its torchvision is
+    text = read("macos10.15-no-torch-py27.txt")
+    assert _pkgs(text) == [("torchvision", "0.8.0.dev20200804", None, "pip", False)]
+
+
+def test_a_second_torch_in_the_environment_is_shadowed_by_the_imported_one() -> None:
+    # the imported torch 1.7.0a0+9ddd3df beside "[pip3] torch==1.7.0a0+a9603c7"
+    pkgs = _pkgs(read("linux-rocm3.7-source-build-device-66a1.txt"))
+    assert [p for p in pkgs if p[0] == "torch"] == [
+        ("torch", "1.7.0a0+9ddd3df", "rocm3.7", None, False),
+        ("torch", "1.7.0a0+a9603c7", None, "pip", True),
+    ]
+
+
+def test_a_pip_torch_inside_conda_is_one_install_when_pip_lists_the_same_version() -> None:
+    # "[pip] torch==1.3.0", "[conda] pytorch 1.3.0 py3.7_cuda92_cudnn7_0" and "[conda] torch
+    # 1.3.1 pypi_0 pypi": conda's pypi torch is another version, a second install, shadowed
+    text = read("windows10-quadro-m2000-cu92-driver391-pip-conda.txt")
+    torches = [p for p in _pkgs(text) if p[0] == "torch"]
+    assert torches == [
+        ("torch", "1.3.0", "cu92", "pip", False),
+        ("torch", "1.3.1", None, "pip", True),
+    ]
+    # the pypi line with pip's own version (changed from 1.3.1): the same install, once
+    pypi = "[conda] torch                     1.3.1                    pypi_0    pypi"
+    same = changed(text, pypi, pypi.replace("1.3.1", "1.3.0"))
+    assert [p for p in _pkgs(same) if p[0] == "torch"] == [("torch", "1.3.0", "cu92", "pip", False)]
+    # without pip's list (its lines dropped), conda's pypi line is not read as an install:
+    # the torch is conda's
+    no_pip = "".join(x for x in text.splitlines(keepends=True) if not x.startswith("[pip]"))
+    torches = [p for p in _pkgs(no_pip) if p[0] == "torch"]
+    assert torches == [("torch", "1.3.0", "cu92", "conda", False)]
+
+
+def test_a_companion_listed_at_two_versions_keeps_the_first_and_shadows_the_second() -> None:
+    # torchvision in pip's list (0.4.1) and conda's (0.4.1, "py37_cu92"): one install; here
+    # conda's line changed to 0.4.2, a second install
+    text = read("windows10-quadro-m2000-cu92-driver391-pip-conda.txt")
+    vision = [p for p in _pkgs(text) if p[0] == "torchvision"]
+    assert vision == [("torchvision", "0.4.1", None, "pip", False)]
+    conda = "[conda] torchvision               0.4.1                 py37_cu92    pytorch"
+    two = changed(text, conda, conda.replace("0.4.1", "0.4.2"))
+    vision = [p for p in _pkgs(two) if p[0] == "torchvision"]
+    assert vision == [
+        ("torchvision", "0.4.1", None, "pip", False),
+        ("torchvision", "0.4.2", None, "conda", True),
+    ]
