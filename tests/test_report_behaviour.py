@@ -483,3 +483,59 @@ def test_a_companion_listed_at_two_versions_keeps_the_first_and_shadows_the_seco
         ("torchvision", "0.4.1", None, "pip", False),
         ("torchvision", "0.4.2", None, "conda", True),
     ]
+
+
+# --- GPUs ------------------------------------------------------------------------------------
+
+
+def test_a_mig_line_marks_the_gpu_above_it_and_only_that_one() -> None:
+    # GPU 2 carries seven MIG devices; of GPUs 0, 1 and 3 the list says nothing
+    text = read("linux-4x-h100-mig-details.txt")
+    nvidia = parse(text).facts.nvidia
+    assert nvidia is not None
+    assert [(g.index, g.mig_mode) for g in nvidia.gpus] == [
+        (0, None), (1, None), (2, True), (3, None),
+    ]  # fmt: skip
+    # the MIG lines moved above the first GPU line mark no GPU
+    mig = "".join(f"  MIG 1g.12gb     Device  {n}:\n" for n in range(7))
+    moved = changed(changed(text, mig, ""), "GPU 0: NVIDIA H100\n", mig + "GPU 0: NVIDIA H100\n")
+    nvidia = parse(moved).facts.nvidia
+    assert nvidia is not None
+    assert [g.mig_mode for g in nvidia.gpus] == [None] * 4
+
+
+@pytest.mark.parametrize(("listed", "read_as"), [(1024, 1024), (1025, 1024)])
+def test_at_most_max_gpus_are_read_from_one_gpu_list(listed: int, read_as: int) -> None:
+    # the 8 "GPU n: TITAN Xp" lines repeated to `listed` lines (a paste of many machines'
+    # lists): MAX_GPUS (1024) are read, the rest of the list is not
+    text = read("linux-8x-titanxp-torch1.3-old.txt")
+    eight = "".join(f"GPU {n}: TITAN Xp\n" for n in range(8))
+    many = "".join(f"GPU {n}: TITAN Xp\n" for n in range(listed))
+    nvidia = parse(changed(text, eight, many)).facts.nvidia
+    assert nvidia is not None and len(nvidia.gpus) == read_as
+    assert nvidia.gpus[-1].index == read_as - 1
+
+
+def test_an_amd_gpus_gfx_target_is_read_from_its_name_and_dropped_from_it() -> None:
+    # "AMD Radeon Graphics (gfx906:sramecc+:xnack-)": the target with its feature flags
+    rocm = parse(read("vllm-gfx906-rocm63.txt")).facts.rocm
+    assert rocm is not None
+    assert [(g.index, g.name, g.gfx_arch, g.vendor) for g in rocm.gpus] == [
+        (0, "AMD Radeon Graphics", "gfx906", "amd"),
+    ]
+    # "Device 66a1" on a ROCm build: an AMD GPU without a target
+    rocm = parse(read("linux-rocm3.7-source-build-device-66a1.txt")).facts.rocm
+    assert rocm is not None
+    assert [(g.name, g.gfx_arch) for g in rocm.gpus] == [("Device 66a1", None)]
+
+
+def test_an_amd_gpu_named_on_a_cuda_build_is_amd() -> None:
+    # a CUDA build's GPU list with its one line changed to an AMD card's name (a machine with
+    # an AMD GPU and a CUDA torch): the name says AMD, the build does not decide
+    text = read("windows11-gtx1050ti-cu117.txt")
+    amd = changed(text, "GPU 0: NVIDIA GeForce GTX 1050 Ti", "GPU 0: AMD Radeon RX 7900 XTX")
+    facts = parse(amd).facts
+    assert facts.rocm is not None and [g.name for g in facts.rocm.gpus] == [
+        "AMD Radeon RX 7900 XTX"
+    ]
+    assert facts.nvidia is None or not facts.nvidia.gpus
