@@ -539,3 +539,58 @@ def test_an_amd_gpu_named_on_a_cuda_build_is_amd() -> None:
         "AMD Radeon RX 7900 XTX"
     ]
     assert facts.nvidia is None or not facts.nvidia.gpus
+
+
+def test_conda_build_strings_name_their_variant() -> None:
+    # "[conda] pytorch 1.4.0 py3.7_cuda10.0.130_cudnn7.6.3_0": the dotted CUDA 10.0, with its
+    # patch level; a paste of the library lines only (cut from the report), so that the build
+    # string is the one sign of the variant (pip lists no torch here: conda's line alone
+    # makes the paste a report)
+    text = read("linux-2x-titanxp-conda-torch1.4-driver410.txt")
+    tail = text[text.index("Versions of relevant libraries:") :]
+    assert _pkgs(tail)[0][:4] == ("torch", "1.4.0", "cu100", "conda")
+    # the undotted three-digit form of the conda builds before torch 1.2 (CUDA 10.0 as
+    # "cuda100"), the line changed to it
+    old = changed(tail, "py3.7_cuda10.0.130_cudnn7.6.3_0", "py3.7_cuda100_cudnn7_1")
+    assert _pkgs(old)[0][:4] == ("torch", "1.4.0", "cu100", "conda")
+    # a build string that names neither CUDA nor the CPU: no variant
+    plain = changed(tail, "py3.7_cuda10.0.130_cudnn7.6.3_0", "py37_0")
+    assert _pkgs(plain)[0][:4] == ("torch", "1.4.0", None, "conda")
+
+
+def test_the_pip_libraries_are_read_by_their_normalised_name() -> None:
+    libraries = parse(read("linux-h100-cu130-driver570.txt")).libraries
+    # "[pip3] mypy_extensions==1.1.0", "[pip3] DISTS-pytorch==0.1"
+    assert libraries["mypy-extensions"] == "1.1.0"
+    assert libraries["dists-pytorch"] == "0.1"
+    assert libraries["triton"] == "3.5.0+gitbbb06c03"
+    assert "mypy_extensions" not in libraries and "DISTS-pytorch" not in libraries
+    # conda's lines are not pip's libraries: "[conda] numpy 1.19.5 pypi_0 pypi" is not read,
+    # "[pip3] numpy==1.21.5" is
+    libraries = parse(read("tail-only-conda-torch1.10.2-cu102-libraries.txt")).libraries
+    assert libraries["numpy"] == "1.21.5" and "cudatoolkit" not in libraries
+
+
+def test_a_library_listed_twice_keeps_its_first_version() -> None:
+    # a second "[pip3] numpy==" line added below the first (pip3 and pip listing two
+    # interpreters): the first is the one read
+    text = read("linux-h100-cu130-driver570.txt")
+    twice = changed(text, "[pip3] numpy==1.24.4\n", "[pip3] numpy==1.24.4\n[pip3] numpy==2.1.0\n")
+    assert parse(twice).libraries["numpy"] == "1.24.4"
+
+
+def test_each_xpu_device_line_is_an_intel_gpu() -> None:
+    # "* [0] _XpuDeviceProperties(name='Intel(R) Graphics [0xb080]', ...": torch's own list
+    xpu = parse(read("wsl2-xpu-torch2.13.txt")).facts.xpu
+    assert xpu is not None
+    assert [(g.index, g.name, g.vendor) for g in xpu.gpus] == [
+        (0, "Intel(R) Graphics [0xb080]", "intel")
+    ]
+    assert xpu.sources["gpus"] == "collect_env:Intel GPU models detected"
+    # torch's list cut after two of the eight GPUs the system lists: the system's list
+    xpu = parse(read("linux-max1100-xpu-onboard-top-cut.txt")).facts.xpu
+    assert xpu is not None
+    assert [(g.index, g.name) for g in xpu.gpus] == [
+        (n, "Intel(R) Data Center GPU Max 1100") for n in range(8)
+    ]
+    assert xpu.sources["gpus"] == "collect_env:Intel GPU models onboard"
