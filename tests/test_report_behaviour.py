@@ -594,3 +594,36 @@ def test_each_xpu_device_line_is_an_intel_gpu() -> None:
         (n, "Intel(R) Data Center GPU Max 1100") for n in range(8)
     ]
     assert xpu.sources["gpus"] == "collect_env:Intel GPU models onboard"
+
+
+# --- layout: where the GPU list ends ---------------------------------------------------------
+# On a ROCm build every line of the GPU list is an AMD GPU, so a line wrongly kept in the list
+# shows as a GPU.
+
+ROCM = "wsl2-rocm62-rx7900xt.txt"  # "GPU models and configuration: AMD Radeon RX 7900 XT (gfx1100)"
+
+
+def _amd_names(text: str) -> list[str]:
+    rocm = parse(text).facts.rocm
+    return [g.name for g in rocm.gpus] if rocm else []
+
+
+def test_a_key_cut_before_its_colon_ends_the_gpu_list() -> None:
+    # the report cut inside the line after its GPU line, before that key's colon
+    text = read(ROCM)
+    assert _amd_names(text) == ["AMD Radeon RX 7900 XT"]
+    cut = text[
+        : text.index("Nvidia driver version: Could not collect") + len("Nvidia driver version")
+    ]
+    assert _amd_names(cut) == ["AMD Radeon RX 7900 XT"]
+
+
+def test_a_closing_fence_ends_the_gpu_list() -> None:
+    # the report cut after its GPU line and its fence closed there; the paste goes on with the
+    # report's own first line (its shell prompt), which is no GPU
+    text = read(ROCM)
+    gpu = "GPU models and configuration: AMD Radeon RX 7900 XT (gfx1100)\n"
+    prompt = "(xinf) root@DESKTOP-ESRGKIB:~/vllm# python3 collect_env.py \n"
+    assert prompt in text
+    fenced = text[: text.index(gpu) + len(gpu)] + "```\n" + prompt
+    assert _amd_names(fenced) == ["AMD Radeon RX 7900 XT"]
