@@ -63,6 +63,10 @@ def test_an_os_line_naming_wsl_is_linux_unless_the_python_runs_on_windows() -> N
     text = read("wsl2-rocm6.4-rx7900xtx-hand-written.txt")
     os_info = parse(text).facts.os
     assert (os_info.family, os_info.wsl) == ("linux", 2)
+    # the same line naming WSL 1, and WSL without a number (WSL 2 is the default since 2020)
+    for said, wsl in (("WSL1", 1), ("WSL 1", 1), ("WSL", 2)):
+        os_info = parse(changed(text, "+ WSL2 Ubuntu", f"+ {said} Ubuntu")).facts.os
+        assert (os_info.family, os_info.wsl) == ("linux", wsl), said
     # the same line beside a "Python platform" line of a Windows Python (added here, as
     # collect_env run on the Windows side prints it): that Python is a Windows one
     line = "OS: Windows 11 + WSL2 Ubuntu 24.04\n"
