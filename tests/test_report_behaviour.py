@@ -67,6 +67,7 @@ def test_an_os_line_naming_wsl_is_linux_unless_the_python_runs_on_windows() -> N
     for said, wsl in (("WSL1", 1), ("WSL 1", 1), ("WSL", 2)):
         os_info = parse(changed(text, "+ WSL2 Ubuntu", f"+ {said} Ubuntu")).facts.os
         assert (os_info.family, os_info.wsl) == ("linux", wsl), said
+        assert os_info.sources["wsl"] == "collect_env:OS"
     # the same line beside a "Python platform" line of a Windows Python (added here, as
     # collect_env run on the Windows side prints it): that Python is a Windows one
     line = "OS: Windows 11 + WSL2 Ubuntu 24.04\n"
@@ -184,6 +185,14 @@ def test_a_linux_reports_distribution_kernel_and_glibc(name: str) -> None:
     got = (os_info.distro_id, os_info.distro_version, os_info.kernel, os_info.glibc, os_info.wsl)
     assert got == LINUX_OS[name]
     assert os_info.libc == ("glibc" if os_info.glibc else None)
+    # each fact names the line it was read from
+    said = {
+        "distro_name": "collect_env:OS",
+        "kernel": "collect_env:Python platform",
+        "glibc": "collect_env:Libc version",
+    }
+    for fact, line in said.items():
+        assert os_info.sources.get(fact) == (line if getattr(os_info, fact) else None), fact
 
 
 def test_the_glibc_symbol_base_gives_way_to_the_platforms_glibc() -> None:
