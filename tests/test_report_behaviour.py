@@ -53,6 +53,10 @@ def test_an_unreadable_python_version_is_no_version_and_says_so() -> None:
     facts = parse(text).facts
     assert facts.python.version == "3.7"
     assert "collect-env-python-garbled" not in {n.code for n in facts.notes}
+    # a paste without a Python line has no version and nothing unreadable in it
+    facts = parse(read("mid-report-driver535-cudnn-lines-only.txt")).facts
+    assert facts.python.version == ""
+    assert "collect-env-python-garbled" not in {n.code for n in facts.notes}
 
 
 # --- OS --------------------------------------------------------------------------------------
