@@ -272,7 +272,12 @@ def test_with_a_platform_line_the_wmi_code_is_not_the_pythons_machine() -> None:
 
 def test_a_pythons_machine_on_linux_and_macos_is_read_from_the_os_line_or_the_platform() -> None:
     # the OS line's "(aarch64)" suffix
-    assert _machine(read("linux-aarch64-gh200-pypi-cpu-build-driver550.txt")) == "aarch64"
+    python = parse(read("linux-aarch64-gh200-pypi-cpu-build-driver550.txt")).facts.python
+    assert python.machine == "aarch64"
+    assert python.sources["machine"] == "collect_env:OS"
+    # a machine not said has no source
+    python = parse(read("windows10-cpu-torch1.7.1-truncated.txt")).facts.python
+    assert python.machine == "" and "machine" not in python.sources
     # a report cut above its OS line: the platform line's "-x86_64-with"
     assert _machine(read("xpu-linux-8x-max1100-ubuntu24-top-cut.txt")) == "x86_64"
     # an OS line without the suffix: the macOS platform line's machine
