@@ -116,6 +116,7 @@ def test_windows_is_read_from_the_os_line_or_the_python_platform_alone() -> None
     text = read("windows11-cpu-build-torch2.8dev-xpu-fields.txt")
     os_info = parse(text).facts.os
     assert (os_info.family, os_info.windows_build) == ("windows", "10.0.22631")
+    assert os_info.sources["windows_build"] == "collect_env:Python platform"
     assert os_info.distro_name == "Microsoft Windows 11 Enterprise"
     # OS line not collected (as collect_env prints it when it fails): the platform says it
     uncollected = changed(
@@ -135,6 +136,7 @@ def test_macos_is_read_from_the_os_line_or_the_python_platform_alone() -> None:
     text = read("macos13-m2max-torch2.10dev.txt")
     os_info = parse(text).facts.os
     assert (os_info.family, os_info.macos_version) == ("darwin", "13.7.4")
+    assert os_info.sources["macos_version"] == "collect_env:OS"
     os_info = parse(_without_line(text, "Python platform:")).facts.os
     assert (os_info.family, os_info.macos_version) == ("darwin", "13.7.4")
     uncollected = changed(text, "OS: macOS 13.7.4 (arm64)", "OS: Could not collect")
