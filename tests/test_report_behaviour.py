@@ -651,3 +651,31 @@ def test_a_closing_fence_ends_the_gpu_list() -> None:
     assert prompt in text
     fenced = text[: text.index(gpu) + len(gpu)] + "```\n" + prompt
     assert _amd_names(fenced) == ["AMD Radeon RX 7900 XT"]
+
+
+def test_a_conda_line_cut_short_still_names_its_package() -> None:
+    # the library lines of a conda torch (pip lists no torch here), the paste cut inside
+    # conda's torch line
+    text = read("linux-2x-titanxp-conda-torch1.4-driver410.txt")
+    tail = text[text.index("Versions of relevant libraries:") :]
+    line = next(x for x in tail.splitlines() if x.startswith("[conda] pytorch "))
+    assert line.split()[2:] == ["1.4.0", "py3.7_cuda10.0.130_cudnn7.6.3_0", "pytorch"]
+    # before its channel column: the build string still names the variant
+    no_channel = changed(tail, line, line[: line.rindex(" pytorch")])
+    assert _pkgs(no_channel)[0][:4] == ("torch", "1.4.0", "cu100", "conda")
+    # after its version: the package and version, no variant
+    no_build = changed(tail, line, "[conda] pytorch                   1.4.0")
+    assert _pkgs(no_build)[0][:4] == ("torch", "1.4.0", None, "conda")
+
+
+def test_a_pypi_line_cut_before_its_channel_is_still_pips() -> None:
+    # conda's "torch 1.3.1 pypi_0 pypi" cut before "pypi": its build "pypi_0" still says pip
+    # installed it, so it is read as pip's second torch, not as a conda build
+    text = read("windows10-quadro-m2000-cu92-driver391-pip-conda.txt")
+    pypi = "[conda] torch                     1.3.1                    pypi_0    pypi"
+    cut = changed(text, pypi, pypi[: pypi.rindex(" pypi")])
+    torches = [p for p in _pkgs(cut) if p[0] == "torch"]
+    assert torches == [
+        ("torch", "1.3.0", "cu92", "pip", False),
+        ("torch", "1.3.1", None, "pip", True),
+    ]
