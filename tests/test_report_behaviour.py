@@ -49,9 +49,12 @@ def test_an_unreadable_python_version_is_no_version_and_says_so() -> None:
     assert facts.python.version == ""
     garbled = [n for n in facts.notes if n.code == "collect-env-python-garbled"]
     assert len(garbled) == 1 and "(64-bit runt" in garbled[0].message
+    assert garbled[0].source == "collect_env"
+    assert "version" not in facts.python.sources
     # the real line is read, with no such note
     facts = parse(text).facts
     assert facts.python.version == "3.7"
+    assert facts.python.sources["version"] == "collect_env:Python version"
     assert "collect-env-python-garbled" not in {n.code for n in facts.notes}
     # a paste without a Python line has no version and nothing unreadable in it
     facts = parse(read("mid-report-driver535-cudnn-lines-only.txt")).facts
