@@ -85,11 +85,16 @@ def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
         if name:
             kw["distro_name"] = name
             sources["distro_name"] = f"{SOURCE}:OS"
+            # the version follows the distribution's name: "Windows 11 + WSL2 Ubuntu 24.04"
+            # (a hand-written line) is Ubuntu 24.04, not 11
+            after = 0
             for needle, ident in _DISTRO_IDS:
-                if needle in name.lower():
+                at = name.lower().find(needle)
+                if at >= 0:
                     kw["distro_id"] = ident
+                    after = at + len(needle)
                     break
-            ver = re.search(r"\b(\d+(?:\.\d+)*)\b", name)
+            ver = re.search(r"\b(\d+(?:\.\d+)*)\b", name[after:])
             if ver:
                 kw["distro_version"] = ver.group(1)
         if wsl_said:
@@ -193,16 +198,25 @@ def _python_info(
     )
 
 
+# lscpu's keys in a Chinese locale (zh_CN), as a real report prints them, and the English key
+# each stands for.
+_LSCPU_ZH = {"架构": "Architecture", "厂商 ID": "Vendor ID", "CPU": "CPU(s)"}
+
+
 def _cpu_info(cpu_lines: list[str], python: PythonInfo, os_info: OSInfo) -> CpuInfo:
     kv: dict[str, str] = {}
     bare: list[str] = []
     for line in cpu_lines:
-        m = re.match(r"^([A-Za-z][\w ()/-]*?)\s*[:=]\s*(.*)$", line)
+        # "Key: value", "Key=value" (Windows), "键：value" (a localised lscpu, full-width colon)
+        m = re.match(r"^([^\W\d_][\w ()/-]*?)\s*[:=\uff1a]\s*(.*)$", line)
         if m:
-            kv.setdefault(m.group(1).strip(), m.group(2).strip())
+            key = m.group(1).strip()
+            kv.setdefault(_LSCPU_ZH.get(key, key), m.group(2).strip())
         elif line:
             bare.append(line)
-    model = kv.get("Model name") or kv.get("Name") or (bare[0] if bare else None)
+    # A line without a key is the model only where the block is that one line (macOS's sysctl
+    # answer); beside lscpu's keys it is a key cut mid-word ("Byte Or", a paste's last line).
+    model = kv.get("Model name") or kv.get("Name") or (bare[0] if bare and not kv else None)
     if model in ("-", ""):
         model = kv.get("BIOS Model name")
     vendor = kv.get("Vendor ID") or kv.get("Manufacturer")

@@ -277,7 +277,7 @@ def parse(text: str) -> Report:
         raise CollectEnvError(
             "this is not a `python -m torch.utils.collect_env` report: none of its lines "
             "('PyTorch version:', 'OS:', 'Python version:', 'GPU models and configuration:', "
-            "a [pip3] torch line) nor any of torch's CUDA messages were found"
+            "a [pip3] torch or [conda] pytorch line) nor any of torch's CUDA messages were found"
         )
     truncated = bool(fields) and (
         not lib_lines or bool(lib_lines and not _complete_lib_line(lib_lines[-1]))
@@ -300,7 +300,8 @@ def parse(text: str) -> Report:
     )
 
 
-_PIP_TORCH = re.compile(r"^torch==\d")
+# pip's "torch==2.5.1", conda's "pytorch   1.4.0   py3.7_cuda10.0.130_cudnn7.6.3_0   pytorch"
+_PIP_TORCH = re.compile(r"^(?:torch==|pytorch\s+)\d")
 
 
 class _Wrapped:
