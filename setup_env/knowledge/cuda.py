@@ -46,8 +46,8 @@ _ARCH = re.compile(r"(sm_|compute_)?(\d{1,2})(?:\.(\d)|(\d))([af]?)(\+ptx)?")
 
 @record
 class Arch(Record):
-    """One entry of a wheel's architecture list; ordered as the tuple of its fields (as
-    ``dataclass(order=True)`` orders)."""
+    """One entry of a wheel's architecture list (equal when every field is; not ordered:
+    nothing sorts them)."""
 
     major: int
     minor: int
@@ -77,29 +77,6 @@ class Arch(Record):
             sass=not ptx_only,
             ptx=ptx_only or plus_ptx is not None,
         )
-
-    def _key(self) -> tuple[int, int, str, bool, bool]:
-        return self.major, self.minor, self.suffix, self.sass, self.ptx
-
-    def __lt__(self, other: object) -> bool:
-        if not isinstance(other, Arch):
-            return NotImplemented
-        return self._key() < other._key()
-
-    def __le__(self, other: object) -> bool:
-        if not isinstance(other, Arch):
-            return NotImplemented
-        return self._key() <= other._key()
-
-    def __gt__(self, other: object) -> bool:
-        if not isinstance(other, Arch):
-            return NotImplemented
-        return self._key() > other._key()
-
-    def __ge__(self, other: object) -> bool:
-        if not isinstance(other, Arch):
-            return NotImplemented
-        return self._key() >= other._key()
 
     @property
     def cc(self) -> CC:
