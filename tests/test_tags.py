@@ -18,7 +18,20 @@ from setup_env.knowledge import tags as ours
 GLIBCS = [(2, 5), (2, 12), (2, 16), (2, 17), (2, 24), (2, 28), (2, 31), (2, 34), (2, 35), (2, 39)]
 LINUX_ARCHES = ["x86_64", "aarch64", "i686", "ppc64le", "s390x", "armv7l"]
 MUSLS = [(1, 1), (1, 2)]
-MACOS = [(10, 9), (10, 15), (10, 16), (11, 0), (12, 7), (13, 6), (14, 0), (14, 4), (15, 1)]
+MACOS = [
+    (10, 0),
+    (10, 3),
+    (10, 4),
+    (10, 9),
+    (10, 15),
+    (10, 16),
+    (11, 0),
+    (12, 7),
+    (13, 6),
+    (14, 0),
+    (14, 4),
+    (15, 1),
+]
 PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]
 
 
@@ -270,3 +283,51 @@ def test_platform_key_names_what_platform_of_tag_names(
 @pytest.mark.parametrize(("os_name", "arch"), [("other", "x86_64"), ("linux", ""), ("", "")])
 def test_platform_key_unknown(os_name: str, arch: str) -> None:
     assert ours.platform_key(os_name, arch) is None
+
+
+@pytest.mark.parametrize("minor", [1, 2, 3])
+def test_the_stable_abi_starts_at_python_3_2(minor: int) -> None:
+    # PEP 384: abi3 exists from 3.2 on; packaging's own rule, at its edge and one either side
+    plats = ["linux_x86_64"]
+    theirs = [str(t) for t in tags.cpython_tags((3, minor), [f"cp3{minor}m"], plats)]
+    assert ours.cpython_tags(f"3.{minor}", plats, abi3=True, none=True) == theirs
+    assert (f"cp3{minor}-abi3-linux_x86_64" in theirs) == (minor >= 2)
+
+
+def test_a_python_version_that_is_none_gives_no_tags() -> None:
+    for bad in ("garbage", "", "three.twelve"):
+        assert ours.interpreter(bad) is None
+        assert ours.cpython_tags(bad, ["linux_x86_64"], abi3=True, none=True) == []
+
+
+@pytest.mark.parametrize("python", ["3.12", "3.13"])
+@pytest.mark.parametrize("free", [False, True])
+def test_none_tags_are_packagings_none_tags(python: str, free: bool) -> None:
+    # pip accepts cp312-none-<plat> beside cp312-cp312-<plat>: the same set packaging lists
+    plats = ["manylinux_2_28_aarch64", "manylinux_2_17_aarch64", "linux_aarch64"]
+    version = tuple(int(p) for p in python.split("."))
+    abi = f"cp{version[0]}{version[1]}{'t' if free else ''}"
+    theirs = {str(t) for t in tags.cpython_tags(version, [abi], plats) if t.abi == "none"}
+    own = ours.cpython_tags(python, plats, free_threaded=free)
+    assert ours.none_tags(own) == theirs
+    # only CPython tags have a none twin: a pure-Python or PyPy tag has none
+    assert ours.none_tags(["py3-none-any", "pp310-pypy310_pp73-linux_x86_64", "cp312"]) == set()
+
+
+def test_an_unknown_libc_gives_only_the_plain_linux_tag() -> None:
+    # a version without its libc's name says nothing about manylinux or musllinux
+    assert ours.linux_platforms("x86_64", None, "2.36") == ["linux_x86_64"]
+    assert ours.linux_platforms("x86_64", "uclibc", "1.0") == ["linux_x86_64"]
+    assert ours.linux_platforms("x86_64", "musl", "1.2")[:1] == ["musllinux_1_2_x86_64"]
+
+
+def test_derive_tags_takes_the_described_machine_whole() -> None:
+    # what the detector records for a machine it describes (not this one): the libc, the macOS
+    # version and free-threading each reach the tags
+    mac = ours.derive_tags("3.12", "cpython", False, "Darwin", "arm64", macos_version="14.0")
+    assert mac == ours.cpython_tags("3.12", ours.mac_platforms((14, 0), "arm64"))
+    musl = ours.derive_tags("3.12", "cpython", False, "Linux", "x86_64", "musl", "1.2")
+    assert musl[0] == "cp312-cp312-musllinux_1_2_x86_64"
+    glibc = ours.derive_tags("3.13", "cpython", True, "Linux", "aarch64", "glibc", "2.28")
+    assert glibc[0] == "cp313-cp313t-manylinux_2_28_aarch64"
+    assert ours.derive_tags("3.10", "pypy", False, "Linux", "x86_64", "glibc", "2.28") == []
