@@ -1089,3 +1089,71 @@ def test_only_its_own_accelerator_reported_available_keeps_a_build() -> None:
     assert causes.keep_installed(xpu, None, (), {"cuda": True, "rocm": True}) is None
     no_torch = replace(cuda, packages=tuple(p for p in cuda.packages if p.name != "torch"))
     assert causes.keep_installed(no_torch, None, (), AVAILABLE) is None
+
+
+# --- the newest build, more boundaries -----------------------------------------------------------
+
+
+def test_the_route_goes_to_the_build_the_driver_already_runs() -> None:
+    """The 4x TITAN RTX report with its driver changed to 580, the matrix cut at 2.14.1: cu132
+    (which 580 runs) is the route's build, not cu126 (the lowest floor); only the Python is to
+    change."""
+    facts = with_driver(facts_of(LINUX_TITANRTX), "580")
+    road = causes.route(facts, None, M_TO_2_14)
+    assert road is not None and (road.torch, str(road.variant)) == ("2.14.1", "cu132")
+    assert steps(road) == [
+        ("python", "Python >= 3.10"),
+        ("torch", "torch 2.14.1+cu132: the newest build with sm_75"),
+    ]
+
+
+def test_no_driver_floor_is_invented_for_a_cuda_without_a_driver_row() -> None:
+    """The frozen matrix with its CUDA 13.2 driver row cut: the newest build for sm_120 (cu132)
+    has no known floor, and the route asks for no driver version."""
+    cut = replace(M, cuda={k: v for k, v in M.cuda.items() if k != "13.2"})
+    facts = facts_of(TITANXP)
+    assert causes.newest_with_arch("12.0", facts, cut) == ("2.15.0", Variant.parse("cu132"), "")
+    road = causes.route(facts_of(UBUNTU), None, cut)
+    assert road is not None and str(road.variant) == "cu132"
+    assert [k for k, _ in steps(road)] == ["python", "torch"]
+
+
+def test_an_unknown_gpu_is_routed_by_pypis_build_where_the_index_has_none() -> None:
+    """The frozen matrix cut to its newest release: 2.15.0's Linux index builds are unverified,
+    so PyPI's default cu132 build alone says which GPUs the newest build carries."""
+    only = replace(M, releases=M.releases[-1:])
+    road = causes.route(facts_of(UBUNTU), None, only)
+    assert road is not None and (road.torch, str(road.variant)) == ("2.15.0", "cu132")
+    assert steps(road)[-1] == ("torch", "torch 2.15.0+cu132: the newest CUDA build")
+
+
+def test_an_unknown_gpu_on_windows_is_routed_by_the_index_build() -> None:
+    """On Windows PyPI serves the CPU build: the index's cu130 is the newest CUDA build (the
+    ubuntu20 report, unknown GPU model, as if from Windows)."""
+    facts = facts_of(UBUNTU)
+    windows = replace(facts, os=replace(facts.os, family="windows", distro_id=None))
+    road = causes.route(windows, None, M)
+    assert road is not None and (road.torch, str(road.variant)) == ("2.15.0", "cu130")
+    assert steps(road)[-1] == ("torch", "torch 2.15.0+cu130: the newest CUDA build")
+
+
+def test_the_newest_native_architecture_is_not_a_ptx_only_one() -> None:
+    """The newest build's top entry (sm_120 of 2.15.0+cu132, Linux) changed to PTX only: an
+    unknown GPU is assumed to be one the build has native kernels for, sm_100."""
+    facts = facts_of(UBUNTU)
+    assert causes._newest_arch(facts, M) == "12.0"
+    key = (Variant.parse("cu132"), "2.15.0", "linux_x86_64")
+    build = M.builds[key]
+    assert (12, 0) in build.sass and (12, 0) not in build.ptx
+    moved = replace(
+        build, sass=tuple(a for a in build.sass if a != (12, 0)), ptx=(*build.ptx, (12, 0))
+    )
+    ptx_top = replace(M, builds={**M.builds, key: moved})
+    assert causes._newest_arch(facts, ptx_top) == "10.0"
+
+
+def test_no_newest_cuda_architecture_where_no_release_has_a_cuda_build() -> None:
+    """macOS x86_64 (the Python 2.7 report): PyPI's last wheels (2.2.2) are CPU builds and
+    later releases have none for it; no CUDA build, no architecture to assume."""
+    facts = facts_of("macos10.15-no-torch-py27.txt")
+    assert causes._newest_arch(facts, M) is None
