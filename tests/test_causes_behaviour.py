@@ -1157,3 +1157,37 @@ def test_no_newest_cuda_architecture_where_no_release_has_a_cuda_build() -> None
     later releases have none for it; no CUDA build, no architecture to assume."""
     facts = facts_of("macos10.15-no-torch-py27.txt")
     assert causes._newest_arch(facts, M) is None
+
+
+def test_without_the_matrix_a_driver_is_judged_by_torchs_message_only() -> None:
+    """No wheel matrix, no driver rows: the TITAN Xp report's CUDA 10.1 on 410.48 is not judged
+    (nothing says its floor); torch's own message still is."""
+    assert causes.findings(facts_of(TITANXP), None, None, ()) == []
+    nine = facts_of("linux-driver-too-old-9010-cu102.txt")
+    f = found(nine, None, None)["cuda-newer-than-driver"]
+    assert f.fix == "upgrade the NVIDIA driver" and f.details == {"min_driver": ""}
+
+
+def test_the_gfx_targets_of_a_rocm_build_without_code_are_named_once_in_order() -> None:
+    """The 5700 XT report's GPU given gfx1030 and a second GPU gfx1010 (altered): both named,
+    sorted; with no AMD GPU in the facts at all, "this AMD GPU"."""
+    facts = facts_of("message-hip-invalid-device-function-5700xt.txt")
+    assert facts.rocm is not None
+    gpu = facts.rocm.gpus[0]
+    two = (replace(gpu, gfx_arch="gfx1030"), replace(gpu, index=1, gfx_arch="gfx1010"))
+    named = replace(facts, rocm=replace(facts.rocm, gpus=two))
+    assert found(named)["rocm-gfx-not-in-wheel"].title == (
+        "the installed ROCm torch has no code for gfx1010, gfx1030"
+    )
+    unknown = replace(facts, rocm=None)
+    assert found(unknown)["rocm-gfx-not-in-wheel"].title.endswith("no code for this AMD GPU")
+
+
+def test_a_jetson_known_by_its_note_alone_names_no_kernel() -> None:
+    """The nv23.02 report without its L4T kernel line (cut): the Jetson note says it; the
+    evidence says the kernel is unknown."""
+    facts = facts_of("jetson-agx-orin-nv23.02.txt")
+    cut = replace(facts, os=replace(facts.os, kernel=None))
+    assert causes.is_jetson(cut)
+    f = found(cut)["jetson-nvidia-build"]
+    assert f.evidence[-1] == "L4T kernel ?"
