@@ -595,14 +595,17 @@ def test_a_gpu_too_old_for_the_installed_build_names_the_newest_with_its_kernels
 
 
 def test_two_gpus_too_old_make_one_finding() -> None:
-    """The GT 720 message twice, the second for GPU1 (a machine with two): one finding, about
-    the first; the doctor's own gpu-too-old finding stands alone."""
+    """The GT 720 message twice, the second for a GT 710 as GPU1 (altered: a machine with two
+    Kepler cards): one finding, about the first; the doctor's own gpu-too-old stands alone."""
     name = "warning-only-gt720-capability-3.5.txt"
     text = (FIXTURES / name).read_text(encoding="utf-8")
     first = text[text.index("Found GPU0") : text.index("3.7.") + 4]
-    text = text.replace(first, first + "\n" + first.replace("GPU0", "GPU1"))
+    text = text.replace(
+        first, first + "\n" + first.replace("GPU0 GeForce GT 720", "GPU1 GeForce GT 710")
+    )
     got = causes.findings(facts_of_text(text), None, M, ())
     assert [f.code for f in got] == ["gpu-too-old"]
+    assert got[0].title.startswith("GeForce GT 720 ")
     doctors = Finding("gpu-too-old", "error", "the doctor's")
     assert causes.findings(facts_of_text(text), None, M, (doctors,)) == []
 
@@ -642,6 +645,8 @@ def test_a_gpu_the_installed_wheel_has_no_kernels_for(name: str, gpu: str, arche
     )
     assert f.command.endswith(plan.command)
     assert f.details == {"gpu_arch": "sm_120", "wheel_arches": arches}
+    cpu = replace(plan, variant=Variant.parse("cpu"))
+    assert found(facts, cpu)["gpu-arch-not-in-wheel"].command is None
     none = found(facts, None)["gpu-arch-not-in-wheel"]
     assert (
         none.fix
@@ -1191,3 +1196,68 @@ def test_a_jetson_known_by_its_note_alone_names_no_kernel() -> None:
     assert causes.is_jetson(cut)
     f = found(cut)["jetson-nvidia-build"]
     assert f.evidence[-1] == "L4T kernel ?"
+
+
+def test_a_windows_cuda_build_is_judged_by_windows_driver_numbers() -> None:
+    """torch 1.3.0 with CUDA 9.2 on Windows driver 391.74: Windows' minimum for CUDA 9.2 is
+    398.26 (Linux's, for its newest update 9.2.148, is 396.37)."""
+    facts = facts_of("windows10-quadro-m2000-cu92-driver391-pip-conda.txt")
+    f = found(facts, None, BUNDLED)["cuda-newer-than-driver"]
+    assert f.details == {"min_driver": "398.26"}
+    linux = replace(facts, os=replace(facts.os, family="linux"))
+    assert found(linux, None, BUNDLED)["cuda-newer-than-driver"].details == {"min_driver": "396.37"}
+
+
+def test_apply_judges_with_the_plan_and_the_matrix_it_is_given() -> None:
+    missing = causes.apply(facts_of(UBUNTU), CUDA_PLAN, M, ())
+    assert [(f.code, f.details) for f in missing] == [
+        ("driver-missing", {"min_driver": "525.60.13"})
+    ]
+    assert [f.code for f in causes.apply(facts_of(TITANXP), None, BUNDLED, ())] == [
+        "cuda-newer-than-driver"
+    ]
+    assert causes.apply(facts_of(TITANXP), None, None, ()) == ()
+
+
+def test_with_a_missing_driver_the_other_causes_still_replace_the_doctors() -> None:
+    """The centos7 report (torch found no driver) with the cuDNN load failure of the cudnn
+    report added: both causes, the doctor's library finding and its toolkit note replaced."""
+    line = (FIXTURES / "message-cudnn-load-failed.txt").read_text(encoding="utf-8")
+    line = next(x for x in line.splitlines() if x.startswith("Could not load library"))
+    text = (FIXTURES / CENTOS).read_text(encoding="utf-8") + "\n" + line + "\n"
+    doctors = (
+        _f("toolkit-without-driver", "info"),
+        Finding("library-load-failed", "error", "the doctor's"),
+    )
+    out = causes.apply(facts_of_text(text), None, M, doctors)
+    assert [(f.code, f.title) for f in out] == [
+        (
+            "driver-missing",
+            "the NVIDIA driver is missing or not loaded: torch cannot reach the GPU",
+        ),
+        ("library-load-failed", "torch could not load libcudnn_ops_infer.so.8"),
+    ]
+
+
+def test_on_a_jetson_the_jetson_finding_replaces_the_doctors() -> None:
+    facts = facts_of("jetson-agx-orin-nv23.02.txt")
+    doctors = (Finding("jetson-nvidia-build", "info", "the doctor's"), _f("gpu-without-driver"))
+    out = causes.apply(facts, None, M, doctors)
+    assert [(f.code, f.title == "the doctor's") for f in out] == [("jetson-nvidia-build", False)]
+
+
+def test_no_cpu_route_when_only_the_torch_step_is_left() -> None:
+    """debian12's CPU machine with its own Python 3.11.7 and no plan made: the newest CPU build
+    installs as things are, no route."""
+    assert causes.route(facts_of("debian12-cpu-torch2.13.txt"), None, M) is None
+
+
+def test_a_cpu_build_on_the_index_alone_is_a_route() -> None:
+    """The frozen matrix with 2.15.0's PyPI files cut: its CPU build on download.pytorch.org
+    still makes it the newest CPU build for linux_x86_64."""
+    rel = M.release("2.15.0")
+    assert rel is not None and rel.platform_tags("linux_x86_64")
+    cut = replace(M, releases=(*M.releases[:-1], replace(rel, pypi_files={})))
+    facts = with_python(facts_of("debian12-cpu-torch2.13.txt"), "3.6.9")
+    road = causes.route(facts, None, cut)
+    assert road is not None and (road.torch, str(road.variant)) == ("2.15.0", "cpu")
