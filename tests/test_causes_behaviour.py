@@ -1004,6 +1004,10 @@ def test_nvidias_jetson_build_is_noted_a_desktop_wheel_is_the_error() -> None:
     desktop = with_torch(facts, version="2.4.1", variant=Variant.parse("cu124"), cuda="12.4")
     g = found(desktop)["jetson-desktop-wheel"]
     assert g.severity == "error"
+    assert g.title == (
+        "torch 2.4.1 is PyTorch's linux_aarch64 (cu124) wheel, an SBSA server build: on this "
+        "JetPack it finds no usable GPU"
+    )
     assert g.command == "python3 -m pip uninstall -y torch torchvision torchaudio"
     assert g.evidence[-1] == "L4T kernel 5.10.120-tegra"
     # not a Jetson (the marks gone): no Jetson finding
@@ -1261,3 +1265,53 @@ def test_a_cpu_build_on_the_index_alone_is_a_route() -> None:
     facts = with_python(facts_of("debian12-cpu-torch2.13.txt"), "3.6.9")
     road = causes.route(facts, None, cut)
     assert road is not None and (road.torch, str(road.variant)) == ("2.15.0", "cpu")
+
+
+def test_two_mps_messages_make_one_finding() -> None:
+    """The macOS 26 paste with torch's other MPS refusal added (a build without MPS, as a second
+    environment would print it): one mps-unavailable finding, about the first."""
+    name = "message-mps-macos26.txt"
+    extra = "MPS not available because the current PyTorch install was not built with MPS enabled."
+    text = (FIXTURES / name).read_text(encoding="utf-8") + "\n" + extra + "\n"
+    facts = facts_of_text(text)
+    assert [m.kind for m in causes._messages(facts)] == ["mps-unavailable", "mps-unavailable"]
+    got = causes.findings(facts, None, M, ())
+    assert [f.code for f in got] == ["mps-unavailable"]
+    assert got[0].evidence == (
+        "torch says: MPS backend is supported on macOS 14.0+ [collect_env:warning]",
+    )
+
+
+def test_a_gpu_build_named_without_a_command_does_not_undo_the_keep() -> None:
+    """A plan that names a CUDA build but has no command for it (nothing installs as things
+    are) leaves the working build kept."""
+    facts = facts_of(WIN_TITANRTX)
+    named = Plan(status="none", torch_version="2.15.0", variant=Variant.parse("cu130"))
+    keep = causes.keep_installed(facts, named, (), AVAILABLE)
+    assert keep is not None and keep.replaced is None
+
+
+@pytest.mark.parametrize(
+    ("name", "cut"),
+    [
+        (WIN_TITANRTX, "nvidia"),
+        ("windows-rocm-gfx1201.txt", "rocm"),
+        ("linux-arc-pro-b60-xpu-torch2.11.txt", "xpu"),
+    ],
+)
+def test_a_kept_build_whose_report_names_no_gpus(name: str, cut: str) -> None:
+    """The report's GPU section cut (no NVIDIA, AMD or Intel GPU facts): the build is kept on
+    its own answer, and the summary names no GPUs."""
+    facts = replace(facts_of(name), **{cut: None})
+    if cut == "xpu":
+        facts = with_python(facts, "3.8.10")  # as above: no XPU build installs
+    keep = causes.keep_installed(facts, None, (), AVAILABLE)
+    assert keep is not None and keep.gpus == ()
+    assert keep.summary.endswith(" works")
+
+
+def test_a_kept_cuda_build_without_a_driver_line_names_no_driver() -> None:
+    # the Windows TITAN RTX report without its driver version (cut)
+    keep = causes.keep_installed(with_driver(facts_of(WIN_TITANRTX), None), None, (), AVAILABLE)
+    assert keep is not None
+    assert keep.evidence == ("torch 1.5.0+cu101 reports CUDA available",)
