@@ -1,0 +1,281 @@
+"""What the planner says, whole, on described machines (issue 22): each test names one rule of
+the NVIDIA branch, the fixes, the other vendors, the target or the shared context, and compares
+everything the plan says (reasons and warnings with their codes, the ranked fixes) where the rule
+shows, so that a finding lost, misnamed, said twice or ranked elsewhere is noticed.
+
+The numbers come from the frozen matrix subset (tests/fixtures/matrix/wheels-subset.json, see its
+SOURCE): torch 2.15.0's only confirmed CUDA build on linux_x86_64 is PyPI's cu132 (driver
+595.71.05, sm_75 and newer); 2.14.1 has cu126 (560.35.05, sm_50-sm_90; the MVC floor 525.60.13),
+cu130 (PyPI's default there, 580.95.05) and cu132. A glibc is named on every Linux machine so that
+the glibc-unknown warning stays out of the way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from setup_env.decide.model import Plan, PlanOptions
+from setup_env.decide.plan import make_plan, spec_facts
+from setup_env.facts import Facts, Gpu
+from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.variant import Variant
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+M = mx.load_matrix(FIXTURES / "matrix" / "wheels-subset.json")
+V = Variant.parse
+
+
+def plan(facts: Facts, matrix: mx.Matrix = M, **options: Any) -> Plan:
+    return make_plan(facts, PlanOptions(**options), matrix)
+
+
+def nvidia(driver: str | None, *gpus: str, **spec: Any) -> Facts:
+    spec.setdefault("python", "3.12")
+    spec.setdefault("glibc", "2.35")
+    return spec_facts(os="linux", gpus=gpus or ("RTX 4090",), driver=driver, **spec)
+
+
+def reasons(p: Plan) -> list[tuple[str, str]]:
+    return list(zip(p.reason_codes, p.reasons))
+
+
+def warnings(p: Plan) -> list[tuple[str, str]]:
+    return list(zip(p.warning_codes, p.warnings))
+
+
+def fixes(p: Plan) -> list[tuple[str, str]]:
+    return [(f.kind, f.summary) for f in p.fixes]
+
+
+def with_gpus(facts: Facts, *gpus: Gpu, **nvidia_fields: Any) -> Facts:
+    assert facts.nvidia is not None
+    return dataclasses.replace(
+        facts, nvidia=dataclasses.replace(facts.nvidia, gpus=gpus, **nvidia_fields)
+    )
+
+
+CU126_ARCHES = "sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90"
+DRIVER_PKG = "from your distribution's packages or NVIDIA's CUDA repository; reboot after"
+
+
+# --- the NVIDIA branch: a GPU the newest release dropped
+
+
+def test_a_gpu_the_newest_release_dropped_gets_the_last_release_that_carries_it() -> None:
+    """GTX 1080 (sm_61): 2.15.0's cu132 has no sm_61; 2.14.1's cu126 has sm_60, which runs it.
+    The driver already fits, so no fix: the plan says why the newest release is not it."""
+    p = plan(nvidia("580.95.05", "GTX 1080"))
+    assert (p.status, p.torch_version, p.variant, p.source, p.driver_compat) == (
+        "ok", "2.14.1", V("cu126"), "index", "full"
+    )  # fmt: skip
+    assert reasons(p) == [
+        ("gpu-build", "torch 2.14.1 the cu126 build on PyTorch's index (CUDA 12.6) carries "
+         f"kernels for GTX 1080 (sm_61): {CU126_ARCHES}"),
+        ("newest-release-blocked", "torch 2.15.0: cu132 has no kernels for GTX 1080 (sm_61)"),
+        ("arch-dropped-in-newest", "no torch 2.15.0 build carries kernels for GTX 1080 (sm_61)"),
+        ("driver-full", "the NVIDIA driver 580.95.05 supports CUDA 12.6 (needs >= 560.35.05)"),
+        ("pypi-default-differs", "plain `pip install torch` would give the cu130 build here, so "
+         "the command names PyTorch's index"),
+    ]  # fmt: skip
+    assert (warnings(p), p.fixes) == ([], ())
+
+
+def test_a_gpu_of_unknown_compute_capability_is_warned_and_the_known_ones_still_decide() -> None:
+    """A GPU the catalogue does not know (listed first) cannot be checked; the GTX 1080 after it
+    still rules out 2.15.0."""
+    f = nvidia("580.95.05", "GTX 1080")
+    assert f.nvidia is not None
+    mystery = Gpu(index=0, name="NVIDIA Mystery X1", source="nvidia-smi")
+    p = plan(with_gpus(f, mystery, dataclasses.replace(f.nvidia.gpus[0], index=1)))
+    assert (p.torch_version, p.variant) == ("2.14.1", V("cu126"))
+    assert warnings(p) == [
+        ("gpu-cc-unknown", "GPU 0 NVIDIA Mystery X1: compute capability unknown (not in the GPU "
+         "catalogue); its architecture could not be checked against the wheels"),
+    ]  # fmt: skip
+    assert "mixed-gpus" not in p.reason_codes  # one known compute capability
+
+
+def test_mig_and_a_driver_error_are_warned_beside_the_plan() -> None:
+    """Two H100s in MIG mode, and the driver error the TrueNAS capture reports (its probe's own
+    text, tests/fixtures/hosts/truenas-driver-mismatch-580): both said, the wheel unchanged."""
+    from setup_env.probe.detect import detect
+    from setup_env.probe.host import ReplayHost
+
+    seen = detect(ReplayHost(FIXTURES / "hosts" / "truenas-driver-mismatch-580"))
+    assert seen.nvidia is not None and seen.nvidia.error is not None
+    f = nvidia("580.95.05", "H100", "H100")
+    assert f.nvidia is not None
+    migs = tuple(dataclasses.replace(g, mig_mode=True) for g in f.nvidia.gpus)
+    p = plan(with_gpus(f, *migs, error=seen.nvidia.error), torch="2.14.1")
+    assert (p.status, p.variant, p.source, p.driver_compat) == ("ok", V("cu130"), "pypi", "full")
+    assert warnings(p) == [
+        ("mig-enabled", "MIG mode is on for GPU 0, GPU 1: the wheel is the same, but PyTorch "
+         "sees one MIG instance per process (choose it with CUDA_VISIBLE_DEVICES=MIG-<uuid>; "
+         "`nvidia-smi -L` lists them)"),
+        ("driver-error", f"the NVIDIA driver reported: {seen.nvidia.error}"),
+    ]  # fmt: skip
+    # one MIG GPU of two: only it is named; none: no warning
+    p = plan(with_gpus(f, f.nvidia.gpus[0], migs[1]), torch="2.14.1")
+    assert warnings(p) == [("mig-enabled", warnings(p)[0][1])]
+    assert warnings(p)[0][1].startswith("MIG mode is on for GPU 1: ")
+    assert warnings(plan(f, torch="2.14.1")) == []
+
+
+def test_mvc_offers_the_newest_releases_driver_first_then_full_support() -> None:
+    """H100 on 535.104.05: 2.15.0's cu132 needs 595.71.05; 2.14.1's cu126 runs through minor-
+    version compatibility. Two driver fixes, the one that brings the newest release first."""
+    p = plan(nvidia("535.104.05", "H100"))
+    assert (p.torch_version, p.variant, p.driver_compat) == ("2.14.1", V("cu126"), "mvc")
+    assert reasons(p) == [
+        ("gpu-build", "torch 2.14.1 the cu126 build on PyTorch's index (CUDA 12.6) carries "
+         f"kernels for H100 (sm_90): {CU126_ARCHES}"),
+        ("newest-release-blocked", "torch 2.15.0: cu132 (CUDA 13.2) needs driver >= 595.71.05 "
+         "(>= 580 with minor-version compatibility)"),
+        ("pypi-default-differs", "plain `pip install torch` would give the cu130 build here, so "
+         "the command names PyTorch's index"),
+    ]  # fmt: skip
+    assert warnings(p) == [
+        ("driver-mvc", "driver 535.104.05 is older than CUDA 12.6.3's own driver (560.35.05); "
+         "the wheel runs through CUDA minor-version compatibility (>= 525.60.13): PyTorch's "
+         "prebuilt kernels work, PTX JIT and the newest CUDA APIs do not"),
+    ]  # fmt: skip
+    assert fixes(p) == [
+        ("upgrade-driver", "Upgrade the NVIDIA driver to >= 595.71.05 (branch R595 or newer) for "
+         f"torch 2.15.0 (cu132), {DRIVER_PKG}"),
+        ("upgrade-driver", "Upgrade the NVIDIA driver to >= 560.35.05 (branch R560 or newer) for "
+         f"full CUDA 12.6 support, {DRIVER_PKG}"),
+    ]  # fmt: skip
+
+
+def test_under_wsl2_the_driver_fixes_name_the_windows_driver() -> None:
+    p = plan(nvidia("535.104.05", "H100", wsl=True))
+    assert p.driver_compat == "mvc" and p.min_driver == "561.17"  # Windows' own minimum
+    assert reasons(p)[-1] == ("wsl2", "WSL2: the Linux wheel with the Windows NVIDIA driver")
+    wsl = "(WSL2 uses the Windows driver; never install a Linux NVIDIA driver inside WSL)"
+    assert fixes(p) == [
+        ("upgrade-driver", f"Upgrade the NVIDIA driver on Windows to >= 595 for torch 2.15.0 "
+         f"(cu132) {wsl}"),
+        ("upgrade-driver", f"Upgrade the NVIDIA driver on Windows to >= 561.17 for full CUDA "
+         f"12.6 support {wsl}"),
+    ]  # fmt: skip
+
+
+def test_no_driver_names_the_wheels_driver_and_its_mvc_floor() -> None:
+    p = plan(nvidia(None), torch="2.14.1")
+    assert (p.variant, p.source, p.driver_compat, p.min_driver) == (
+        V("cu130"), "pypi", "no-driver", "580.95.05"
+    )  # fmt: skip
+    assert warnings(p) == [
+        ("driver-absent", "no NVIDIA driver was found: install one >= 580.95.05 before using "
+         "this wheel (>= 580 also works, through CUDA minor-version compatibility)"),
+    ]  # fmt: skip
+    assert [(f.rank, f.kind, f.summary) for f in p.fixes] == [
+        (1, "upgrade-driver", "Install the NVIDIA driver to >= 580.95.05 (branch R580 or newer) "
+         f"for torch 2.14.1, {DRIVER_PKG}"),
+    ]  # fmt: skip
+
+
+# --- the NVIDIA branch: no GPU build fits (the CPU fallback and its fixes)
+
+CPU_FIX = ("cpu", "keep the CPU build (no GPU acceleration) until one of the fixes above is applied")
+
+
+def source_build(arch_list: str) -> tuple[str, str]:
+    return (
+        "build-from-source",
+        f'build PyTorch from source with TORCH_CUDA_ARCH_LIST="{arch_list}" '
+        "(https://github.com/pytorch/pytorch#from-source)",
+    )
+
+
+def test_a_k80_on_its_real_r410_driver_is_offered_the_r470_that_runs_cu118_through_mvc() -> None:
+    """The GCE K80 capture (driver 410.104, tests/fixtures/hosts/gce-k80-410): no build fits
+    that driver; cu118's own driver (520.61.05) is past Kepler's last branch R470, but its
+    minor-version-compatibility floor 450.80.02 is not, and runs torch 2.7.1+cu118 (as the plan
+    for a K80 on 470.82.01 shows). The fix offers it; it was once left out."""
+    from setup_env.probe.detect import detect
+    from setup_env.probe.host import ReplayHost
+
+    seen = detect(ReplayHost(FIXTURES / "hosts" / "gce-k80-410"))
+    assert seen.nvidia is not None and seen.nvidia.driver_version == "410.104"
+    described = nvidia(None, "Tesla K80")  # the capture names no Python or glibc
+    p = plan(dataclasses.replace(seen, python=described.python, os=described.os))
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    assert ("driver-branch-ended", "Tesla K80 (sm_37) is supported by NVIDIA drivers up to R470 "
+            "only; a driver >= 520.61.05 is not available for it") in reasons(p)  # fmt: skip
+    assert fixes(p) == [
+        ("upgrade-driver", "Upgrade the NVIDIA driver to >= 450.80.02 (branch R450 to R470, the "
+         f"last branch for Tesla K80) for torch 2.7.1 (cu118), {DRIVER_PKG}"),
+        source_build("3.7"),
+        CPU_FIX,
+    ]  # fmt: skip
+    # the driver offered does run it
+    upgraded = plan(nvidia("470.82.01", "Tesla K80"))
+    assert (upgraded.torch_version, upgraded.variant, upgraded.driver_compat) == (
+        "2.7.1", V("cu118"), "mvc"
+    )  # fmt: skip
+
+
+def test_a_driver_too_old_for_every_build_is_offered_the_smallest_that_brings_the_release() -> None:
+    """A T4 on R418 with torch 2.14.1 pinned: cu130 (PyPI's default) needs 580.95.05, cu132
+    595.58.03, cu126 560.35.05: the fix asks for the smallest of the three (it once asked for
+    the first in preference order). Every build's driver is said, in preference order."""
+    p = plan(nvidia("418.87.01", "Tesla T4"), torch="2.14.1")
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    assert reasons(p) == [
+        ("cpu-fallback", "fallback: the CPU build of torch 2.14.1; no GPU build fits (see the "
+         "fixes)"),
+        ("newest-release-blocked", "torch 2.14.1: cu130 (CUDA 13.0) needs driver >= 580.95.05 "
+         "(>= 580 with minor-version compatibility)"),
+        ("newest-release-blocked", "torch 2.14.1: cu132 (CUDA 13.2) needs driver >= 595.58.03 "
+         "(>= 580 with minor-version compatibility)"),
+        ("newest-release-blocked", "torch 2.14.1: cu126 (CUDA 12.6) needs driver >= 560.35.05 "
+         "(>= 525.60.13 with minor-version compatibility)"),
+    ]  # fmt: skip
+    assert fixes(p) == [
+        ("upgrade-driver", "Upgrade the NVIDIA driver to >= 560.35.05 (branch R560 or newer) for "
+         f"torch 2.14.1 (cu126), {DRIVER_PKG}"),
+        source_build("7.5"),
+        CPU_FIX,
+    ]  # fmt: skip
+
+
+def test_a_gpu_no_installable_build_carries_is_named_with_a_source_build() -> None:
+    """sm_35: no wheel of any release carries it, so no driver helps; only a source build."""
+    p = plan(nvidia("470.82.01", "sm_35"))
+    assert (p.status, p.variant, p.torch_version) == ("fallback", V("cpu"), "2.15.0")
+    assert reasons(p)[1:] == [
+        ("newest-release-blocked", "torch 2.15.0: cu132 has no kernels for sm_35 (sm_35)"),
+        ("arch-missing", "no PyTorch wheel installable here carries kernels for sm_35 (sm_35)"),
+    ]
+    assert fixes(p) == [source_build("3.5"), CPU_FIX]
+
+
+def test_mixed_gpus_no_one_build_serves_point_to_the_newest_alone_and_a_source_build() -> None:
+    """sm_37 beside a B200 (sm_100): no build of any release carries both. The fixes: keep the
+    newest GPU type (10.0 > 3.7 as versions, not as text) and build for both, the compute
+    capabilities in version order."""
+    p = plan(nvidia("470.82.01", "sm_37", "B200"))
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    assert ("mixed-gpus", "mixed GPUs (B200 (sm_100), sm_37 (sm_37)): the wheel must carry "
+            "kernels for each") in reasons(p)  # fmt: skip
+    assert "arch-missing" not in p.reason_codes  # each GPU alone has a build
+    assert fixes(p) == [
+        ("one-gpu-type", "use only the B200 GPUs: hide the others with CUDA_VISIBLE_DEVICES and "
+         "plan again with --gpu for that model"),
+        source_build("3.7;10.0"),
+        CPU_FIX,
+    ]  # fmt: skip
+    # three GPUs, two of them orphans: each named, the source build lists all three
+    p = plan(nvidia("470.82.01", "sm_35", "sm_30", "RTX 3090"))
+    assert [r for r in reasons(p) if r[0] == "arch-missing"] == [
+        ("arch-missing", "no PyTorch wheel installable here carries kernels for sm_35 (sm_35)"),
+        ("arch-missing", "no PyTorch wheel installable here carries kernels for sm_30 (sm_30)"),
+    ]
+    assert fixes(p)[:2] == [
+        ("one-gpu-type", "use only the RTX 3090 GPUs: hide the others with CUDA_VISIBLE_DEVICES "
+         "and plan again with --gpu for that model"),
+        source_build("3.0;3.5;8.6"),
+    ]  # fmt: skip
