@@ -56,6 +56,33 @@ def with_gpus(facts: Facts, *gpus: Gpu, **nvidia_fields: Any) -> Facts:
     )
 
 
+def unconfirmed(matrix: mx.Matrix, which: dict[str, tuple[str, ...] | None]) -> mx.Matrix:
+    """``matrix`` with CUDA rows the data does not confirm (confidence ?), as torch 2.15.0's
+    index rows are in the subset: per release, the variants named (None: every CUDA variant,
+    PyPI's default among them) on every platform."""
+    releases = []
+    for r in matrix.releases:
+        if str(r.version) not in which:
+            releases.append(r)
+            continue
+        named = which[str(r.version)]
+
+        def hit(v: Variant, named: tuple[str, ...] | None = named) -> bool:
+            return v.is_cuda and (named is None or str(v) in named)
+
+        index = {
+            v: {p: dataclasses.replace(a, verified=False, confidence="?") if hit(v) else a
+                for p, a in plats.items()}
+            for v, plats in r.index.items()
+        }  # fmt: skip
+        pypi = {
+            p: dataclasses.replace(x, confidence="?") if hit(x.variant) else x
+            for p, x in r.pypi_variant.items()
+        }
+        releases.append(dataclasses.replace(r, index=index, pypi_variant=pypi))
+    return dataclasses.replace(matrix, releases=tuple(releases))
+
+
 CU126_ARCHES = "sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90"
 DRIVER_PKG = "from your distribution's packages or NVIDIA's CUDA repository; reboot after"
 
@@ -179,7 +206,10 @@ def test_no_driver_names_the_wheels_driver_and_its_mvc_floor() -> None:
 
 # --- the NVIDIA branch: no GPU build fits (the CPU fallback and its fixes)
 
-CPU_FIX = ("cpu", "keep the CPU build (no GPU acceleration) until one of the fixes above is applied")
+CPU_FIX = (
+    "cpu",
+    "keep the CPU build (no GPU acceleration) until one of the fixes above is applied",
+)
 
 
 def source_build(arch_list: str) -> tuple[str, str]:
@@ -279,3 +309,44 @@ def test_mixed_gpus_no_one_build_serves_point_to_the_newest_alone_and_a_source_b
          "and plan again with --gpu for that model"),
         source_build("3.0;3.5;8.6"),
     ]  # fmt: skip
+
+
+# --- builds the data does not confirm: never planned on, said (two at most beside a plan, three
+# when nothing fits)
+
+REFRESH = "run `setup-env matrix refresh` on a machine that reaches download.pytorch.org"
+
+
+def test_unconfirmed_builds_that_would_fit_are_said_two_at_most_beside_the_plan() -> None:
+    """2.15.0 unconfirmed whole, 2.14.1's cu126 and cu132 too: the plan is 2.14.1's confirmed
+    cu130 from PyPI; three unconfirmed builds would fit, the first two are named."""
+    m = unconfirmed(M, {"2.15.0": None, "2.14.1": ("cu126", "cu132")})
+    p = plan(nvidia("595.71.05"), m)
+    assert (p.torch_version, p.variant, p.source) == ("2.14.1", V("cu130"), "pypi")
+    assert reasons(p)[1] == ("newest-release-blocked", "torch 2.15.0: no fitting variant")
+    assert warnings(p) == [
+        ("unverified-fit", f"torch {u} would also fit, but the data doesn't confirm that "
+         f"PyTorch's index publishes it; {REFRESH}")
+        for u in ("2.15.0+cu132", "2.14.1+cu132")
+    ]  # fmt: skip
+    assert p.fixes == ()  # nothing to do about data
+
+
+def test_when_only_unconfirmed_builds_fit_the_plan_is_cpu_and_names_three_of_them() -> None:
+    """A matrix of 2.14.1 and 2.15.0 alone, none of their CUDA rows confirmed: four builds
+    would fit, the first three are named; no driver fix (the driver is not the problem)."""
+    two = dataclasses.replace(
+        M, releases=tuple(r for r in M.releases if str(r.version) in ("2.14.1", "2.15.0"))
+    )
+    p = plan(nvidia("595.71.05"), unconfirmed(two, {"2.14.1": None, "2.15.0": None}))
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    assert reasons(p) == [
+        ("cpu-fallback", "fallback: the CPU build of torch 2.15.0; no GPU build fits (see the "
+         "fixes)"),
+    ]  # fmt: skip
+    assert warnings(p)[0] == (
+        "unverified-fit",
+        "2.15.0+cu132, 2.14.1+cu130, 2.14.1+cu132 would fit but are not confirmed on PyTorch's "
+        "index; run `setup-env matrix refresh` where download.pytorch.org is reachable",
+    )
+    assert [k for k, _s in fixes(p)] == ["build-from-source", "cpu"]
