@@ -350,3 +350,108 @@ def test_when_only_unconfirmed_builds_fit_the_plan_is_cpu_and_names_three_of_the
         "index; run `setup-env matrix refresh` where download.pytorch.org is reachable",
     )
     assert [k for k, _s in fixes(p)] == ["build-from-source", "cpu"]
+
+
+# --- fixes: a driver older than the GPU, the GPU's last branch, how each OS is told
+
+INSTALL_HINT = "(NVIDIA App or https://www.nvidia.com/Download/index.aspx)"
+WSL_HINT = "(WSL2 uses the Windows driver; never install a Linux NVIDIA driver inside WSL)"
+
+
+def test_a_driver_before_the_gpus_first_branch_is_a_reason_and_the_first_fix() -> None:
+    """RTX 5090 (sm_120, first branch R570): R565 does not know it, R570 does. The upgrade to
+    R570 is ranked before the driver the wheel needs."""
+    older = "driver 565.57.01 is older than R570, the first driver branch that runs RTX 5090 "
+    p = plan(nvidia("565.57.01", "RTX 5090"), torch="2.14.1")
+    assert reasons(p)[1] == (
+        "driver-older-than-gpu",
+        older + "(sm_120): CUDA sees no usable GPU until the driver is upgraded",
+    )
+    assert fixes(p)[:2] == [
+        ("upgrade-driver", "Upgrade the NVIDIA driver to >= 570 (branch R570 or newer) for RTX "
+         f"5090 (sm_120), {DRIVER_PKG}"),
+        ("upgrade-driver", "Upgrade the NVIDIA driver to >= 580.95.05 (branch R580 or newer) for "
+         f"torch 2.14.1 (cu130), {DRIVER_PKG}"),
+    ]  # fmt: skip
+    assert "driver-older-than-gpu" not in plan(nvidia("570.86.10", "RTX 5090")).reason_codes
+
+
+def test_a_model_with_its_own_first_driver_is_judged_by_that_driver() -> None:
+    """The RTX PRO 6000 Server Edition needs 575.57.08 (NVIDIA names it), later than sm_120's
+    R570: 570.86.10 and 575.57.07 are too old for it, 575.57.08 is not."""
+    for old in ("570.86.10", "575.57.07"):
+        p = plan(nvidia(old, "RTX PRO 6000 Server"), torch="2.14.1")
+        assert reasons(p)[1] == (
+            "driver-older-than-gpu",
+            f"driver {old} is older than 575.57.08, the first driver NVIDIA supports RTX PRO "
+            "6000 Server (sm_120) with: upgrade the driver before relying on this GPU",
+        )
+        assert fixes(p)[0] == (
+            "upgrade-driver",
+            "Upgrade the NVIDIA driver to >= 575.57.08 (branch R575 or newer) for RTX PRO 6000 "
+            f"Server (sm_120), {DRIVER_PKG}",
+        )
+    p = plan(nvidia("575.57.08", "RTX PRO 6000 Server"), torch="2.14.1")
+    assert "driver-older-than-gpu" not in p.reason_codes
+    assert fixes(p)[0][1].startswith("Upgrade the NVIDIA driver to >= 580.95.05 ")
+
+
+def test_ubuntu_gets_the_driver_command_other_systems_the_words() -> None:
+    f = nvidia("565.57.01", "RTX 5090")
+    ubuntu = dataclasses.replace(f, os=dataclasses.replace(f.os, distro_id="Ubuntu"))
+    p = plan(ubuntu, torch="2.14.1")
+    assert [f.command for f in p.fixes if f.kind == "upgrade-driver"] == [
+        "sudo ubuntu-drivers install nvidia:570",
+        "sudo ubuntu-drivers install nvidia:580",
+    ]
+    assert [f.command for f in plan(f, torch="2.14.1").fixes] == [None] * 4
+
+
+def test_windows_is_told_where_its_driver_comes_from() -> None:
+    w = spec_facts(os="windows", python="3.12", gpus=["RTX 5090"], driver="566.36")
+    p = plan(w, torch="2.14.1")
+    assert fixes(p)[:2] == [
+        ("upgrade-driver", f"Upgrade the NVIDIA driver to >= 570 for RTX 5090 (sm_120) "
+         f"{INSTALL_HINT}"),
+        ("upgrade-driver", f"Upgrade the NVIDIA driver to >= 580 for torch 2.14.1 (cu130) "
+         f"{INSTALL_HINT}"),
+    ]  # fmt: skip
+
+
+def test_a_gpu_whose_branches_ended_caps_the_driver_offered_by_the_earliest_last_branch() -> None:
+    """A K80 (last branch R470) beside a P100 (R580), no driver: cu118 of torch 2.7.1 carries
+    both; its own driver 520.61.05 is past R470, so the fix installs the MVC floor 450.80.02,
+    up to R470, the K80's (the lower of the two last branches)."""
+    p = plan(nvidia(None, "Tesla P100", "Tesla K80"))
+    assert (p.torch_version, p.variant, p.driver_compat) == ("2.7.1", V("cu118"), "no-driver")
+    assert [r for r in reasons(p) if r[0] in ("arch-dropped-in-newest", "driver-branch-ended")] == [
+        ("arch-dropped-in-newest", "no torch 2.15.0 build carries kernels for Tesla P100 (sm_60)"),
+        ("arch-dropped-in-newest", "no torch 2.15.0 build carries kernels for Tesla K80 (sm_37)"),
+        ("driver-branch-ended", "Tesla K80 (sm_37) is supported by NVIDIA drivers up to R470 "
+         "only; a driver >= 520.61.05 is not available for it"),
+    ]  # fmt: skip
+    assert warnings(p)[-1] == (
+        "driver-absent",
+        "no NVIDIA driver was found: install one >= 520.61.05 before using this wheel (>= "
+        "450.80.02 also works, through CUDA minor-version compatibility)",
+    )
+    assert fixes(p) == [
+        ("upgrade-driver", "Install the NVIDIA driver to >= 450.80.02 (branch R450 to R470, the "
+         f"last branch for Tesla K80) for torch 2.7.1, {DRIVER_PKG}"),
+    ]  # fmt: skip
+
+
+def test_on_windows_and_under_wsl2_the_cap_is_said_as_up_to_the_last_branch() -> None:
+    win = plan(spec_facts(os="windows", python="3.12", gpus=["Tesla K80"]))
+    assert (win.min_driver, win.details["mvc_floor"]) == ("520.06", "452.39")  # Windows' own
+    assert ("pypi-default-differs", "plain `pip install torch` would give the cpu build here (no "
+            "GPU support), so the command names PyTorch's index") in reasons(win)  # fmt: skip
+    assert fixes(win) == [
+        ("upgrade-driver", "Install the NVIDIA driver to >= 452.39, up to R470 (the last for "
+         f"Tesla K80) for torch 2.7.1 {INSTALL_HINT}"),
+    ]  # fmt: skip
+    wsl = plan(nvidia(None, "Tesla K80", wsl=True))
+    assert fixes(wsl) == [
+        ("upgrade-driver", "Install the NVIDIA driver on Windows to >= 452.39, up to R470 (the "
+         f"last for Tesla K80) for torch 2.7.1 {WSL_HINT}"),
+    ]  # fmt: skip
