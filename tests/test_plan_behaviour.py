@@ -56,9 +56,11 @@ def with_gpus(facts: Facts, *gpus: Gpu, **nvidia_fields: Any) -> Facts:
     )
 
 
-def unconfirmed(matrix: mx.Matrix, which: dict[str, tuple[str, ...] | None]) -> mx.Matrix:
-    """``matrix`` with CUDA rows the data does not confirm (confidence ?), as torch 2.15.0's
-    index rows are in the subset: per release, the variants named (None: every CUDA variant,
+def unconfirmed(
+    matrix: mx.Matrix, which: dict[str, tuple[str, ...] | None], kind: str = "cuda"
+) -> mx.Matrix:
+    """``matrix`` with rows the data does not confirm (confidence ?), as torch 2.15.0's index
+    rows are in the subset: per release, the variants named (None: every variant of ``kind``,
     PyPI's default among them) on every platform."""
     releases = []
     for r in matrix.releases:
@@ -68,7 +70,7 @@ def unconfirmed(matrix: mx.Matrix, which: dict[str, tuple[str, ...] | None]) -> 
         named = which[str(r.version)]
 
         def hit(v: Variant, named: tuple[str, ...] | None = named) -> bool:
-            return v.is_cuda and (named is None or str(v) in named)
+            return v.kind == kind and (named is None or str(v) in named)
 
         index = {
             v: {p: dataclasses.replace(a, verified=False, confidence="?") if hit(v) else a
@@ -455,3 +457,86 @@ def test_on_windows_and_under_wsl2_the_cap_is_said_as_up_to_the_last_branch() ->
         ("upgrade-driver", "Install the NVIDIA driver on Windows to >= 452.39, up to R470 (the "
          f"last for Tesla K80) for torch 2.7.1 {WSL_HINT}"),
     ]  # fmt: skip
+
+
+# --- the other vendors: AMD (ROCm), Intel (XPU), and no GPU at all
+
+
+def test_amd_gpus_take_the_newest_confirmed_rocm_of_the_newest_release_that_has_one() -> None:
+    """2.15.0's ROCm rows are unconfirmed: 2.14.1, its newest ROCm (rocm7.14 over rocm7.2); each
+    GPU model named once with its gfx, both gfx checked against the wheel's list."""
+    p = plan(spec_facts(os="linux", python="3.12", glibc="2.35",
+                        gpus=["MI300X", "MI300X", "RX 7900 XTX"]))  # fmt: skip
+    assert (p.status, p.torch_version, p.variant, p.source) == (
+        "ok", "2.14.1", V("rocm7.14"), "index"
+    )  # fmt: skip
+    assert reasons(p) == [
+        ("accelerator-build", "AMD GPU(s) MI300X (gfx942), RX 7900 XTX (gfx1100): torch 2.14.1 "
+         "from PyTorch's rocm7.14 index (PyPI's wheels carry no AMD GPU support)"),
+        ("newest-release-blocked", "torch 2.15.0: no rocm build is confirmed in the data"),
+        ("rocm-gfx-in-wheel", "torch 2.14.1+rocm7.14 carries gfx942, gfx1100 (PYTORCH_ROCM_ARCH "
+         "of PyTorch's build: gfx908 gfx90a gfx942 gfx950 gfx1030 gfx1100 gfx1101 gfx1102 "
+         "gfx1103 gfx1200 gfx1201 gfx1150 gfx1151)"),
+    ]  # fmt: skip
+    assert warnings(p) == [
+        ("unverified-fit", "2.15.0+rocm7.14, 2.15.0+rocm7.2 may exist but are not confirmed on "
+         "PyTorch's index; run `setup-env matrix refresh` where download.pytorch.org is "
+         "reachable"),
+    ]  # fmt: skip
+
+
+def test_unconfirmed_rocm_builds_are_named_three_at_most() -> None:
+    """2.14.1's ROCm rows unconfirmed too: 2.13.0's newest (rocm7.2 over rocm7.1); four
+    unconfirmed builds stand before it, three are named."""
+    m = unconfirmed(M, {"2.14.1": None}, kind="rocm")
+    p = plan(spec_facts(os="linux", python="3.12", glibc="2.35", gpus=["MI300X"]), m)
+    assert (p.torch_version, p.variant) == ("2.13.0", V("rocm7.2"))
+    assert warnings(p)[0][1].startswith(
+        "2.15.0+rocm7.14, 2.15.0+rocm7.2, 2.14.1+rocm7.14 may exist but are not confirmed"
+    )
+
+
+def test_an_intel_gpu_takes_the_xpu_index_and_is_told_about_its_driver() -> None:
+    p = plan(spec_facts(os="linux", python="3.12", glibc="2.35", gpus=["Arc A770"]))
+    assert (p.status, p.torch_version, p.variant, p.source) == ("ok", "2.14.1", V("xpu"), "index")
+    assert reasons(p) == [
+        ("accelerator-build", "Intel GPU(s) Arc A770: torch 2.14.1 from PyTorch's xpu index "
+         "(PyPI's wheels carry no Intel GPU support)"),
+        ("newest-release-blocked", "torch 2.15.0: no xpu build is confirmed in the data"),
+    ]  # fmt: skip
+    assert [c for c, _t in warnings(p)] == ["unverified-fit", "xpu-driver-needed", "row-inferred"]
+    assert warnings(p)[1][1] == (
+        "XPU wheels need Intel's GPU driver (Linux: the i915/xe kernel driver plus the "
+        "level-zero and compute runtime packages; Windows: the Arc/Iris Xe driver)"
+    )
+
+
+def test_an_intel_gpu_where_no_xpu_build_exists_is_a_cpu_fallback_that_says_so() -> None:
+    """linux_aarch64: PyTorch's xpu index has no wheels for it."""
+    p = plan(spec_facts(os="linux", arch="aarch64", python="3.12", glibc="2.35",
+                        gpus=["Arc A770"]))  # fmt: skip
+    assert (p.status, p.torch_version, p.variant) == ("fallback", "2.15.0", V("cpu"))
+    assert reasons(p) == [
+        ("cpu-fallback", "fallback: the CPU build of torch 2.15.0; no GPU build fits (see the "
+         "fixes)"),
+        ("no-accelerator-build", "no confirmed xpu build of torch fits this interpreter"),
+    ]  # fmt: skip
+    assert fixes(p) == [CPU_FIX]
+
+
+def test_no_gpu_on_linux_takes_the_cpu_index_and_elsewhere_pypi() -> None:
+    """PyPI's Linux wheel is a CUDA build (GBs of libraries): the cpu index instead; Windows'
+    PyPI wheel is the CPU build itself."""
+    p = plan(spec_facts(os="linux", python="3.12", glibc="2.35"))
+    assert (p.status, p.variant, p.source, p.index_url) == (
+        "ok", V("cpu"), "index", "https://download.pytorch.org/whl/cpu"
+    )  # fmt: skip
+    assert reasons(p) == [
+        ("no-gpu", "no GPU found: the CPU build from PyTorch's cpu index of torch 2.15.0"),
+        ("pypi-default-differs", "PyPI's linux_x86_64 wheel is the cu132 build (several GB of "
+         "CUDA libraries); the cpu index avoids downloading them"),
+    ]  # fmt: skip
+    w = plan(spec_facts(os="windows", python="3.12"))
+    assert (w.variant, w.source, w.index_url) == (V("cpu"), "pypi", None)
+    assert reasons(w) == [("no-gpu", "no GPU found: PyPI's default build of torch 2.15.0")]
+    assert (warnings(w), w.fixes) == ([], ())
