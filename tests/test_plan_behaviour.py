@@ -16,6 +16,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from setup_env.decide.model import Plan, PlanOptions
 from setup_env.decide.plan import make_plan, spec_facts
 from setup_env.facts import Facts, Gpu
@@ -540,3 +542,82 @@ def test_no_gpu_on_linux_takes_the_cpu_index_and_elsewhere_pypi() -> None:
     assert (w.variant, w.source, w.index_url) == (V("cpu"), "pypi", None)
     assert reasons(w) == [("no-gpu", "no GPU found: PyPI's default build of torch 2.15.0")]
     assert (warnings(w), w.fixes) == ([], ())
+
+
+# --- the machine described on the command line: each field at its limit and one past it
+
+SPEC_TAKEN = [
+    ({"os": "linux", "python": "3.99"}, ("linux", "x86_64", "3.99", False)),
+    ({"os": "linux", "python": " 3.13t "}, ("linux", "x86_64", "3.13", True)),
+    ({"os": "linux", "glibc": "2.99"}, ("linux", "x86_64", "3.12", False)),
+    ({"os": "macos", "macos": "14"}, ("darwin", "arm64", "3.12", False)),
+    ({"os": "macos", "macos": "15.10.99"}, ("darwin", "arm64", "3.12", False)),
+    ({"os": "OSX"}, ("darwin", "arm64", "3.12", False)),
+    ({"os": "mac", "arch": "aarch64"}, ("darwin", "arm64", "3.12", False)),  # macOS says arm64
+    ({"os": "Win"}, ("windows", "x86_64", "3.12", False)),
+    ({"os": "linux", "arch": "amd64"}, ("linux", "x86_64", "3.12", False)),
+    ({"os": "linux", "gpus": ["Jetson AGX Orin"]}, ("linux", "aarch64", "3.12", False)),
+    ({"os": "linux", "driver": "595"}, ("linux", "x86_64", "3.12", False)),
+    ({"os": "linux", "driver": "5700.100.100"}, ("linux", "x86_64", "3.12", False)),
+]
+
+
+@pytest.mark.parametrize(("spec", "seen"), SPEC_TAKEN, ids=str)
+def test_a_described_machine_at_each_fields_limit(
+    spec: dict[str, Any], seen: tuple[str, str, str, bool]
+) -> None:
+    f = spec_facts(**spec)
+    assert (f.os.family, f.python.machine, f.python.version, f.python.free_threaded) == seen
+    assert f.cpu.architecture == f.python.machine
+    assert (f.nvidia is not None) == ("driver" in spec or "gpus" in spec)
+    if "driver" in spec:
+        assert f.nvidia is not None and f.nvidia.driver_version == spec["driver"]
+
+
+SPEC_REFUSED = [
+    ({"os": "linux", "python": "3.100"}, "--python '3.100': expected a version like 3.12 or 3.13t"),
+    ({"os": "linux", "glibc": "2.100"}, "--glibc '2.100': expected a version like 2.17 or 2.35"),
+    ({"os": "macos", "macos": "9"}, "--macos '9': expected a version like 13.6 or 14"),
+    ({"os": "macos", "macos": "14.100"}, "--macos '14.100': expected"),
+    ({"os": "macos", "macos": "14.1.2.3"}, "--macos '14.1.2.3': expected"),
+    ({"os": "linux", "driver": "12345"}, "--driver '12345': expected a version like 570.86.10"),
+    ({"os": "linux", "driver": "570.1000"}, "--driver '570.1000': expected"),
+    ({"os": "linux", "driver": "570.86.10.1"}, "--driver '570.86.10.1': expected"),
+    ({"os": "linux", "gpus": ["  ", "RTX 4090"]}, "--gpu '': empty or too long"),
+    ({"os": "linux", "gpus": ["x" * 100]}, "not a GPU the catalogue knows (gpu-unknown)"),
+    ({"os": "macos", "gpus": ["Jetson AGX Orin"]}, "NVIDIA GPUs are not supported on macOS"),
+    ({"os": "linux", "gpus": ["Jetson AGX Orin"], "jetpack": "6.2", "arch": "x86_64"},
+     "--jetpack: a Jetson is --os linux --arch aarch64"),
+    ({"os": "linux", "gpus": ["Jetson AGX Orin"], "jetpack": "6.x"},
+     "--jetpack '6.x': expected a version like 6.2"),
+    ({"os": "linux", "gpus": ["RTX 4090"], "jetpack": "6.2"},
+     '--jetpack needs --gpu naming a Jetson module ("Jetson AGX Orin")'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("spec", "message"), SPEC_REFUSED, ids=str)
+def test_a_described_machine_one_past_a_fields_limit_is_refused(
+    spec: dict[str, Any], message: str
+) -> None:
+    from setup_env.decide.model import PlanError
+
+    with pytest.raises(PlanError) as err:
+        spec_facts(**spec)
+    assert message in str(err.value)
+
+
+def test_a_linux_python_that_calls_itself_arm64_is_planned_as_aarch64() -> None:
+    """Some aarch64 Linux Pythons report platform.machine() 'arm64': the wheels are aarch64."""
+    f = spec_facts(os="linux", arch="aarch64", python="3.12", glibc="2.35")
+    arm = dataclasses.replace(f, python=dataclasses.replace(f.python, machine="arm64", tags=()))
+    p = plan(arm)
+    assert (p.status, p.platform, p.torch_version) == ("ok", "linux_aarch64", "2.15.0")
+
+
+def test_a_python_known_by_its_tags_alone_installs_from_the_index_by_its_abi() -> None:
+    """The tags a detector read (cp312, manylinux_2_35): no version. The cpu index's Linux
+    wheels are matched by interpreter and ABI (cp312-cp312), so the plan stands."""
+    f = spec_facts(os="linux", python="3.12", glibc="2.35")
+    tagged = dataclasses.replace(f, python=dataclasses.replace(f.python, version=None))
+    p = plan(tagged)
+    assert (p.status, p.variant, p.source, p.torch_version) == ("ok", V("cpu"), "index", "2.15.0")
