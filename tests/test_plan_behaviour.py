@@ -621,3 +621,66 @@ def test_a_python_known_by_its_tags_alone_installs_from_the_index_by_its_abi() -
     tagged = dataclasses.replace(f, python=dataclasses.replace(f.python, version=None))
     p = plan(tagged)
     assert (p.status, p.variant, p.source, p.torch_version) == ("ok", V("cpu"), "index", "2.15.0")
+
+
+# --- the shared context: the candidates of a release in preference order, why a wheel does not
+# install, the fixes said once
+
+
+def test_after_the_stable_cuda_the_newest_cuda_is_preferred() -> None:
+    """Windows, torch 2.14.1 (PyPI serves the CPU build): the stable CUDA (cu130, PyPI's Linux
+    default) comes first; with it unconfirmed, cu132 is taken over cu126, both fully supported
+    by 596.49."""
+    w = spec_facts(os="windows", python="3.12", gpus=["RTX 4090"], driver="596.49")
+    assert plan(w, torch="2.14.1").variant == V("cu130")
+    p = plan(w, unconfirmed(M, {"2.14.1": ("cu130",)}), torch="2.14.1")
+    assert (p.variant, p.source, p.driver_compat, p.min_driver) == (
+        V("cu132"), "index", "full", "595"
+    )  # fmt: skip
+    assert reasons(p)[1:] == [
+        ("driver-full", "the NVIDIA driver 596.49 supports CUDA 13.2 (needs >= 595)"),
+        ("pypi-default-differs", "plain `pip install torch` would give the cpu build here (no GPU "
+         "support), so the command names PyTorch's index"),
+    ]  # fmt: skip
+
+
+def test_a_mac_too_old_for_a_pythons_wheels_is_told_which_macos() -> None:
+    p = plan(spec_facts(os="macos", python="3.13", macos="13.6"), torch="2.15.0")
+    assert reasons(p) == [
+        ("nothing-installable", "torch 2.15.0 needs macOS 14.0 or newer for Python 3.13"),
+    ]
+    assert fixes(p) == [
+        ("pin-torch", "torch 2.11.0 is the newest release that installs for Python 3.13 on "
+         "macos_arm64: --torch 2.11.0"),
+        ("upgrade-os", "upgrade macOS to 14.0 or later for torch 2.15.0"),
+    ]  # fmt: skip
+    p = plan(spec_facts(os="macos", python="3.12", macos="10.15"))
+    assert reasons(p) == [
+        ("nothing-installable", "torch 2.15.0 needs macOS 14.0 or newer for Python 3.12; no "
+         "torch release in the matrix installs here"),
+    ]  # fmt: skip
+    assert fixes(p) == [("upgrade-os", "upgrade macOS to 14.0 or later for torch 2.15.0")]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"channel": "beta"}, "unknown channel 'beta': choose stable, nightly"),
+        ({"installer": "pipx"}, "unknown installer 'pipx': choose "),
+        ({"variant": "cu999"}, "unknown variant 'cu999': the matrix knows cpu, cu118, "),
+        ({"with_packages": ("torchtext",)}, "--with: 'torchtext' is not one of torchvision, "
+         "torchaudio"),
+        ({"torch": "2.x"}, "--torch '2.x': expected a release like 2.13 or 2.13.0"),
+        ({"index_url": "ftp://x/y"}, "--index-url 'ftp://x/y': expected a plain http(s) URL"),
+    ],
+)  # fmt: skip
+def test_each_option_the_planner_cannot_take_is_refused_before_planning(
+    options: dict[str, Any], message: str
+) -> None:
+    from setup_env.decide.model import PlanError
+    from setup_env.decide.plan import check_options
+
+    with pytest.raises(PlanError) as err:
+        check_options(PlanOptions(**options), M)
+    assert str(err.value).startswith(message)
+    check_options(PlanOptions(variant="mps", with_packages=("torchvision", "torchaudio")), M)
