@@ -198,6 +198,10 @@ def test_no_driver_names_the_wheels_driver_and_its_mvc_floor() -> None:
     assert (p.variant, p.source, p.driver_compat, p.min_driver) == (
         V("cu130"), "pypi", "no-driver", "580.95.05"
     )  # fmt: skip
+    assert reasons(p) == [
+        ("gpu-build", "torch 2.14.1 PyPI's default build (CUDA 13.0) carries kernels for RTX 4090 "
+         "(sm_89): sm_75, sm_80, sm_86, sm_90, sm_100, sm_120"),
+    ]  # fmt: skip
     assert warnings(p) == [
         ("driver-absent", "no NVIDIA driver was found: install one >= 580.95.05 before using "
          "this wheel (>= 580 also works, through CUDA minor-version compatibility)"),
@@ -684,3 +688,68 @@ def test_each_option_the_planner_cannot_take_is_refused_before_planning(
         check_options(PlanOptions(**options), M)
     assert str(err.value).startswith(message)
     check_options(PlanOptions(variant="mps", with_packages=("torchvision", "torchaudio")), M)
+
+
+# --- how many of a release's blockers are said
+
+
+def carried_over(
+    matrix: mx.Matrix, release: str, source: str, variants: tuple[str, ...]
+) -> mx.Matrix:
+    """``matrix`` with ``release`` given ``source``'s builds of ``variants`` on linux_x86_64
+    (their index rows and compiled architectures): a release with more CUDA builds than any in
+    the data today."""
+    src = next(r for r in matrix.releases if str(r.version) == source)
+    builds = dict(matrix.builds)
+    releases = []
+    for r in matrix.releases:
+        if str(r.version) == release:
+            index = dict(r.index)
+            for v in map(V, variants):
+                index[v] = {"linux_x86_64": src.index[v]["linux_x86_64"]}
+                builds[(v, release, "linux_x86_64")] = matrix.builds[(v, source, "linux_x86_64")]
+            r = dataclasses.replace(r, index=index)
+        releases.append(r)
+    return dataclasses.replace(matrix, releases=tuple(releases), builds=builds)
+
+
+FIVE_CUDA = carried_over(M, "2.14.1", "2.11.0", ("cu128", "cu129"))  # cu126 ... cu132
+
+
+def test_a_fallback_says_four_of_the_newest_releases_blockers_at_most() -> None:
+    """A T4 on R418, torch 2.14.1 pinned with five CUDA builds, none of which its driver runs:
+    the first four in preference order are said (PyPI's cu130, then the newest CUDA down), and
+    the driver fix is the smallest of the five (cu126's)."""
+    p = plan(nvidia("418.87.01", "Tesla T4"), FIVE_CUDA, torch="2.14.1")
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    said = [t.split(" (CUDA")[0] for c, t in reasons(p) if c == "newest-release-blocked"]
+    assert said == ["torch 2.14.1: cu130", "torch 2.14.1: cu132", "torch 2.14.1: cu129",
+                    "torch 2.14.1: cu128"]  # fmt: skip
+    assert fixes(p)[0][1].endswith(f"for torch 2.14.1 (cu126), {DRIVER_PKG}")
+
+
+def test_a_plan_on_an_older_release_says_three_of_the_newest_releases_blockers() -> None:
+    """A K80 with 2.14.1 the newest release (2.15.0 left out) and five CUDA builds in it, none
+    with sm_37: the plan is 2.7.1's cu118; why not 2.14.1 is said once, with three builds."""
+    m = dataclasses.replace(
+        FIVE_CUDA, releases=tuple(r for r in FIVE_CUDA.releases if str(r.version) != "2.15.0")
+    )
+    p = plan(nvidia("470.82.01", "Tesla K80"), m)
+    assert (p.torch_version, p.variant) == ("2.7.1", V("cu118"))
+    assert [r for r in reasons(p) if r[0] == "newest-release-blocked"] == [
+        ("newest-release-blocked", "torch 2.14.1: cu130 has no kernels for Tesla K80 (sm_37); "
+         "cu132 has no kernels for Tesla K80 (sm_37); cu129 has no kernels for Tesla K80 "
+         "(sm_37)"),
+    ]  # fmt: skip
+
+
+def test_a_gpu_of_unknown_compute_capability_does_not_hide_an_orphan_after_it() -> None:
+    f = nvidia("470.82.01", "sm_35")
+    assert f.nvidia is not None
+    mystery = Gpu(index=0, name="NVIDIA Mystery X1", source="nvidia-smi")
+    p = plan(with_gpus(f, mystery, dataclasses.replace(f.nvidia.gpus[0], index=1)))
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    assert [r for r in reasons(p) if r[0] == "arch-missing"] == [
+        ("arch-missing", "no PyTorch wheel installable here carries kernels for sm_35 (sm_35)"),
+    ]
+    assert fixes(p) == [source_build("3.5"), CPU_FIX]

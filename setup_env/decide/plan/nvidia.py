@@ -231,13 +231,9 @@ def _nvidia_none(
             for v in r.index
         ):
             orphans.append(g)
-    if orphans:
-        for g in orphans:
             ctx.reason(
                 "arch-missing",
-                f"no PyTorch wheel installable here carries kernels for {g.name} ({_sm(g.cc)})"
-                if g.cc
-                else "",
+                f"no PyTorch wheel installable here carries kernels for {g.name} ({_sm(g.cc)})",
             )
     if unverified:
         ctx.warn(
