@@ -113,6 +113,13 @@ def test_a_gpu_the_newest_release_dropped_gets_the_last_release_that_carries_it(
     assert (warnings(p), p.fixes) == ([], ())
 
 
+def test_between_two_mvc_builds_the_preferred_one_stays() -> None:
+    """torch 2.13.0 on 550.54.14: cu130 and cu132 need a newer driver; cu129 and cu126 both run
+    through CUDA 12's minor-version compatibility. The newer CUDA, first in order, is kept."""
+    p = plan(nvidia("550.54.14"), torch="2.13.0")
+    assert (p.variant, p.source, p.driver_compat) == (V("cu129"), "index", "mvc")
+
+
 def test_a_gpu_of_unknown_compute_capability_is_warned_and_the_known_ones_still_decide() -> None:
     """A GPU the catalogue does not know (listed first) cannot be checked; the GTX 1080 after it
     still rules out 2.15.0."""

@@ -135,11 +135,10 @@ def _nvidia_plan(ctx: _Ctx, installable: list[Release]) -> Plan:
 
 
 def _better(a: _Candidate, b: _Candidate) -> bool:
-    rank = {"full": 0, "no-driver": 0, "mvc": 1}
-    ra, rb = rank.get(a.compat or "", 2), rank.get(b.compat or "", 2)
-    if ra != rb:
-        return ra < rb
-    return False  # candidates arrive in preference order
+    """Does ``a`` beat ``b``, a build of the same release met earlier? Only full driver support
+    over minor-version compatibility: candidates arrive in preference order, so between equals
+    the first stays (with no driver every build is "no-driver", all equal)."""
+    return a.compat != "mvc" and b.compat == "mvc"
 
 
 def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
