@@ -445,11 +445,12 @@ def test_a_gpu_whose_branches_ended_caps_the_driver_offered_by_the_earliest_last
         ("driver-branch-ended", "Tesla K80 (sm_37) is supported by NVIDIA drivers up to R470 "
          "only; a driver >= 520.61.05 is not available for it"),
     ]  # fmt: skip
-    assert warnings(p)[-1] == (
-        "driver-absent",
-        "no NVIDIA driver was found: install one >= 520.61.05 before using this wheel (>= "
-        "450.80.02 also works, through CUDA minor-version compatibility)",
-    )
+    assert warnings(p) == [
+        ("arches-inferred", "the architecture list of cu118 in torch 2.7.1 is inferred, not read "
+         "from the wheel (wheel_matrix.md §3a); `setup-env matrix arches <wheel>` can confirm it"),
+        ("driver-absent", "no NVIDIA driver was found: install one >= 520.61.05 before using this "
+         "wheel (>= 450.80.02 also works, through CUDA minor-version compatibility)"),
+    ]  # fmt: skip
     assert fixes(p) == [
         ("upgrade-driver", "Install the NVIDIA driver to >= 450.80.02 (branch R450 to R470, the "
          f"last branch for Tesla K80) for torch 2.7.1, {DRIVER_PKG}"),
@@ -760,3 +761,22 @@ def test_a_gpu_of_unknown_compute_capability_does_not_hide_an_orphan_after_it() 
         ("arch-missing", "no PyTorch wheel installable here carries kernels for sm_35 (sm_35)"),
     ]
     assert fixes(p) == [source_build("3.5"), CPU_FIX]
+
+
+@pytest.mark.parametrize("confidence", ["I", "?"])
+def test_a_build_whose_architectures_are_not_read_from_the_wheel_is_warned(
+    confidence: str,
+) -> None:
+    """torch 2.14.1's cu130 (read from the wheel, V) made inferred (I) or unconfirmed (?): the
+    plan on it says its architecture list may be wrong."""
+    key = (V("cu130"), "2.14.1", "linux_x86_64")
+    builds = dict(M.builds)
+    builds[key] = dataclasses.replace(M.builds[key], confidence=confidence)
+    p = plan(nvidia("580.95.05"), dataclasses.replace(M, builds=builds), torch="2.14.1")
+    assert p.variant == V("cu130")
+    assert warnings(p) == [
+        ("arches-inferred", "the architecture list of cu130 in torch 2.14.1 is inferred, not read "
+         f"from the wheel ({M.builds[key].source}); `setup-env matrix arches <wheel>` can "
+         "confirm it"),
+    ]  # fmt: skip
+    assert warnings(plan(nvidia("580.95.05"), torch="2.14.1")) == []
