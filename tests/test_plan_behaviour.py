@@ -780,3 +780,46 @@ def test_a_build_whose_architectures_are_not_read_from_the_wheel_is_warned(
          "confirm it"),
     ]  # fmt: skip
     assert warnings(plan(nvidia("580.95.05"), torch="2.14.1")) == []
+
+
+# --- the nightly channel
+
+NIGHTLY_WARNING = (
+    "nightly-unverified",
+    "nightly builds change daily and their contents are not verified by this data (2026-12-02); "
+    "pin a stable release for anything that must keep working",
+)
+
+
+def test_nightly_takes_the_newest_cuda_whose_newest_stable_build_carries_every_gpu() -> None:
+    """GTX 1080 (sm_61): cu130 and cu132 dropped it, cu134 has no stable build to judge by;
+    cu126's newest (2.14.1) carries sm_60. The companions asked for come along, unpinned."""
+    p = plan(nvidia("580.95.05", "GTX 1080"), channel="nightly",
+             with_packages=("torchvision", "torchaudio"))  # fmt: skip
+    url = "https://download.pytorch.org/whl/nightly/cu126"
+    assert (p.status, p.variant, p.index_url, p.requirements) == (
+        "ok", V("cu126"), url, ("torch", "torchvision", "torchaudio")
+    )  # fmt: skip
+    assert p.argv == ("pip", "install", "--pre", "torch", "torchvision", "torchaudio",
+                      "--index-url", url)  # fmt: skip
+    assert reasons(p) == [("nightly", "nightly cu126 build from PyTorch's nightly index")]
+    assert warnings(p) == [NIGHTLY_WARNING]
+    assert plan(nvidia("580.95.05"), channel="nightly").variant == V("cu132")  # stable's CUDA
+
+
+def test_nightly_for_a_gpu_no_cuda_build_carries_plans_nothing() -> None:
+    p = plan(nvidia("470.82.01", "Tesla K80"), channel="nightly")
+    assert (p.status, p.command, warnings(p)) == ("none", "", [])
+    assert reasons(p) == [
+        ("nightly-no-gpu-build", "no nightly CUDA build is known to carry kernels for these GPUs "
+         "(data of 2.15.0)"),
+    ]  # fmt: skip
+
+
+def test_nightly_for_an_intel_gpu_without_an_xpu_build_is_the_cpu_build() -> None:
+    """linux_aarch64's nightly index has no xpu build."""
+    f = spec_facts(os="linux", arch="aarch64", python="3.12", glibc="2.35", gpus=["Arc A770"])
+    p = plan(f, channel="nightly")
+    assert (p.status, p.variant, p.index_url) == (
+        "ok", V("cpu"), "https://download.pytorch.org/whl/nightly/cpu"
+    )  # fmt: skip
