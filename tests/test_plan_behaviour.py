@@ -823,3 +823,43 @@ def test_nightly_for_an_intel_gpu_without_an_xpu_build_is_the_cpu_build() -> Non
     assert (p.status, p.variant, p.index_url) == (
         "ok", V("cpu"), "https://download.pytorch.org/whl/nightly/cpu"
     )  # fmt: skip
+
+
+# --- Rosetta: an x86_64 Python on an Apple Silicon Mac
+
+ROSETTA = (
+    "rosetta",
+    "this Python is an x86_64 build running under Rosetta 2 on an Apple Silicon Mac: it can only "
+    "install torch <= 2.2.2 and never gets MPS",
+)
+NATIVE = (
+    "native-python",
+    "install a native arm64 Python (python.org universal2 installer, Homebrew in /opt/homebrew, "
+    "or `uv python install`) and plan again: torch 2.15.0 with MPS",
+)
+
+
+def rosetta(python: str) -> Facts:
+    """The interpreter says x86_64, the CPU arm64: no rosetta flag, inferred from the two."""
+    f = spec_facts(os="macos", arch="x86_64", python=python, macos="14.5")
+    return dataclasses.replace(f, cpu=dataclasses.replace(f.cpu, architecture="arm64"))
+
+
+def test_under_rosetta_the_intel_mac_wheels_and_the_native_python_fix() -> None:
+    p = plan(rosetta("3.11"))
+    assert (p.status, p.torch_version, p.variant, p.source) == ("ok", "2.2.2", V("cpu"), "pypi")
+    assert reasons(p)[0] == (
+        "intel-mac",
+        "Intel Mac: PyTorch stopped publishing macOS x86_64 wheels after 2.2.2; torch 2.2.2 is "
+        "the newest for this machine (CPU only)",
+    )
+    assert (warnings(p), fixes(p)) == ([ROSETTA], [NATIVE])
+
+
+def test_under_rosetta_with_a_python_no_intel_mac_wheel_serves_the_same_fix_alone() -> None:
+    p = plan(rosetta("3.13"))
+    assert reasons(p) == [
+        ("nothing-installable", "torch 2.15.0 has no macos_x86_64 wheels; no torch release in the "
+         "matrix installs here"),
+    ]  # fmt: skip
+    assert (warnings(p), fixes(p)) == ([ROSETTA], [NATIVE])
