@@ -863,3 +863,34 @@ def test_under_rosetta_with_a_python_no_intel_mac_wheel_serves_the_same_fix_alon
          "matrix installs here"),
     ]  # fmt: skip
     assert (warnings(p), fixes(p)) == ([ROSETTA], [NATIVE])
+
+
+# --- make_plan: what it says before any branch
+
+
+def test_a_matrix_note_is_said_beside_the_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SETUP_ENV_MATRIX naming a file that is no matrix: the bundled one is used, and the plan
+    says so (once, whatever the branch)."""
+    bad = tmp_path / "wheels.json"
+    bad.write_text("{", encoding="utf-8")
+    monkeypatch.setenv("SETUP_ENV_MATRIX", str(bad))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    loaded = mx.load_matrix()
+    assert len(loaded.notes) == 1 and loaded.notes[0].startswith("SETUP_ENV_MATRIX ignored: ")
+    for facts in (nvidia("580.95.05"), spec_facts(os="windows", python="3.12")):
+        p = make_plan(facts, PlanOptions(), loaded)
+        assert warnings(p)[0] == ("matrix-note", loaded.notes[0])
+        assert p.warning_codes.count("matrix-note") == 1
+
+
+def test_an_unknown_glibc_is_warned_on_linux_only_and_only_with_a_python() -> None:
+    code = "glibc-unknown"
+    assert code in plan(spec_facts(os="linux", python="3.12")).warning_codes
+    assert code not in plan(spec_facts(os="linux", python="3.12", glibc="2.28")).warning_codes
+    assert code not in plan(spec_facts(os="windows", python="3.12")).warning_codes
+    f = spec_facts(os="linux", python="3.12")
+    bare = dataclasses.replace(f, python=dataclasses.replace(f.python, version=None, tags=()))
+    p = plan(bare)
+    assert (p.reason_codes, code in p.warning_codes) == (("no-python",), False)
