@@ -200,6 +200,16 @@ def test_under_wsl2_the_driver_fixes_name_the_windows_driver() -> None:
     ]  # fmt: skip
 
 
+def test_under_wsl2_a_fitting_driver_is_named_as_the_windows_one() -> None:
+    p = plan(nvidia("596.49", wsl=True), torch="2.14.1")
+    assert (p.variant, p.driver_compat, p.min_driver) == (V("cu130"), "full", "580")
+    assert reasons(p)[1:] == [
+        ("driver-full", "the NVIDIA Windows driver (WSL2 uses it) 596.49 supports CUDA 13.0 "
+         "(needs >= 580)"),
+        ("wsl2", "WSL2: the Linux wheel with the Windows NVIDIA driver"),
+    ]  # fmt: skip
+
+
 def test_no_driver_names_the_wheels_driver_and_its_mvc_floor() -> None:
     p = plan(nvidia(None), torch="2.14.1")
     assert (p.variant, p.source, p.driver_compat, p.min_driver) == (
