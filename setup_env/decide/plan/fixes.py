@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, Optional
 
 from packaging.version import Version
 
-from setup_env.knowledge.variant import Variant
-
 if TYPE_CHECKING:
     from setup_env.knowledge.matrix import Release
 from setup_env.decide.plan.context import (
@@ -28,24 +26,35 @@ def _driver_fixes(ctx: _Ctx, installable: list[Release], chosen: _Candidate) -> 
     for rel in installable:
         if rel.version <= chosen.release.version:
             break
-        best: Optional[tuple[Version, str, Variant]] = None
-        for variant, _via, verified in _cuda_candidates(ctx, rel):
-            if not verified:
-                continue
-            b = ctx.matrix.build(variant, rel.version, ctx.t.platform or "")
-            if b is None or any(g.cc is not None and runs_on(g.cc, b) is None for g in ctx.nv):
-                continue
-            row = ctx.matrix.cuda_version(b.cuda)
-            if row is None:
-                continue
-            v, text = row.toolkit_minimum(b.toolkit).for_os(ctx.t.driver_os)
-            if best is None or v < best[0]:
-                best = (v, text, variant)
-        if best is not None:
-            if not _driver_possible(ctx, best[0], best[1]):
-                return
-            _upgrade_driver_fix(ctx, best[1], f"torch {rel.version} ({best[2]})", prio=10)
+        need = _smallest_driver(ctx, rel)
+        if need is not None:
+            _upgrade_driver_fix(ctx, need[1], need[2], prio=10, fallback=need[3])
             return
+
+
+def _smallest_driver(ctx: _Ctx, rel: Release) -> Optional[tuple[Version, str, str, str]]:
+    """The smallest driver that fully runs a confirmed build of ``rel`` carrying every GPU:
+    (its version, as NVIDIA writes it, "torch X (variant)", the build's minor-version-
+    compatibility floor, "" where MVC cannot serve: a CUDA before it, or a GPU on PTX). None
+    when no such build, or no driver data for its CUDA."""
+    from setup_env.knowledge import cuda
+
+    best: Optional[tuple[Version, str, str, str]] = None
+    for variant, _via, verified in _cuda_candidates(ctx, rel):
+        b = ctx.matrix.build(variant, rel.version, ctx.t.platform or "")
+        if not verified or b is None:
+            continue
+        hows = [runs_on(g.cc, b) for g in ctx.nv if g.cc is not None]
+        if None in hows:
+            continue
+        fit = cuda.driver_fit(
+            None, str(b.toolkit), ctx.t.driver_os, ctx.matrix.cuda, needs_ptx="ptx" in hows
+        )
+        text = fit.toolkit_min or ""
+        v = _v(text)
+        if v is not None and (best is None or v < best[0]):
+            best = (v, text, f"torch {rel.version} ({variant})", fit.mvc_floor or "")
+    return best
 
 
 def _driver_possible(ctx: _Ctx, need: Version, spelled: str = "") -> bool:

@@ -25,8 +25,8 @@ from setup_env.decide.plan.context import (
 from setup_env.decide.plan.fixes import (
     _arch_fixes,
     _driver_fixes,
-    _driver_possible,
     _driver_window_findings,
+    _smallest_driver,
     _upgrade_driver_fix,
 )
 from setup_env.decide.plan.formats import _finish
@@ -135,11 +135,10 @@ def _nvidia_plan(ctx: _Ctx, installable: list[Release]) -> Plan:
 
 
 def _better(a: _Candidate, b: _Candidate) -> bool:
-    rank = {"full": 0, "no-driver": 0, "mvc": 1}
-    ra, rb = rank.get(a.compat or "", 2), rank.get(b.compat or "", 2)
-    if ra != rb:
-        return ra < rb
-    return False  # candidates arrive in preference order
+    """Does ``a`` beat ``b``, a build of the same release met earlier? Only full driver support
+    over minor-version compatibility: candidates arrive in preference order, so between equals
+    the first stays (with no driver every build is "no-driver", all equal)."""
+    return a.compat != "mvc" and b.compat == "mvc"
 
 
 def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
@@ -231,13 +230,9 @@ def _nvidia_none(
             for v in r.index
         ):
             orphans.append(g)
-    if orphans:
-        for g in orphans:
             ctx.reason(
                 "arch-missing",
-                f"no PyTorch wheel installable here carries kernels for {g.name} ({_sm(g.cc)})"
-                if g.cc
-                else "",
+                f"no PyTorch wheel installable here carries kernels for {g.name} ({_sm(g.cc)})",
             )
     if unverified:
         ctx.warn(
@@ -245,26 +240,15 @@ def _nvidia_none(
             f"{', '.join(unverified[:3])} would fit but are not confirmed on PyTorch's index; "
             f"run `setup-env matrix refresh` where download.pytorch.org is reachable",
         )
-    # Driver: the smallest driver that makes any release work.
+    # Driver: the smallest that brings the newest release a build of which carries every GPU;
+    # where that is past a GPU's last driver branch, the build's minor-version-compatibility
+    # floor when it is not (a K80 on R410: R470 runs torch 2.7.1+cu118 through MVC).
     if not orphans:
-        need: Optional[tuple[Version, str, str]] = None
         for rel in installable:
-            for variant, _via, verified in _cuda_candidates(ctx, rel):
-                b = ctx.matrix.build(variant, rel.version, plat)
-                if not verified or b is None:
-                    continue
-                if any(g.cc is not None and runs_on(g.cc, b) is None for g in ctx.nv):
-                    continue
-                row = ctx.matrix.cuda_version(b.cuda)
-                if row is None:
-                    continue
-                v, text = row.toolkit_minimum(b.toolkit).for_os(ctx.t.driver_os)
-                if need is None:
-                    need = (v, text, f"torch {rel.version} ({variant})")
+            need = _smallest_driver(ctx, rel)
             if need is not None:
+                _upgrade_driver_fix(ctx, need[1], need[2], prio=1, fallback=need[3])
                 break
-        if need is not None and _driver_possible(ctx, need[0], need[1]):
-            _upgrade_driver_fix(ctx, need[1], need[2], prio=1)
     cc_list = sorted({_ccs(g.cc) for g in ctx.nv if g.cc}, key=Version)
     if len(cc_list) > 1:
         by_cc: dict[str, str] = {}
