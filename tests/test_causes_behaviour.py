@@ -1009,6 +1009,8 @@ def test_nvidias_jetson_build_is_noted_a_desktop_wheel_is_the_error() -> None:
         "JetPack it finds no usable GPU"
     )
     assert g.command == "python3 -m pip uninstall -y torch torchvision torchaudio"
+    # and what to install instead (this report names no JetPack release: the plan tells)
+    assert g.fix == "install NVIDIA's Jetson build of torch for this JetPack (see `setup-env plan`)"
     assert g.evidence[-1] == "L4T kernel 5.10.120-tegra"
     # not a Jetson (the marks gone): no Jetson finding
     bare = replace(
