@@ -255,7 +255,7 @@ def _error(exc: Exception, cutter: _Cutter, deadline: Deadline, resp: Any, size:
         return HttpError("timeout", f"answer not complete within {deadline.seconds:g} s")
     cause = _root(exc)
     if resp is not None:  # the headers came: the body broke off
-        got = max(size, _partial(exc))
+        got = _received(cause, size)
         return HttpError("broken", f"answer broke off after {got} bytes (connection closed)")
     if isinstance(exc, requests.exceptions.ProxyError):
         return HttpError("unreachable", f"proxy: {_reason(cause)}")
@@ -286,23 +286,17 @@ def _root(exc: BaseException) -> BaseException:
     return current
 
 
-def _partial(exc: BaseException) -> int:
-    """The body bytes read before the connection closed, as urllib3's IncompleteRead counts
-    them (the chunk they were in never reached the caller); 0 when unknown."""
-    current: Any = exc
-    for _ in range(8):
-        partial = getattr(current, "partial", None)
-        if isinstance(partial, int):
-            return partial
-        inner = next(
-            (a for a in getattr(current, "args", ()) if isinstance(a, BaseException)), None
-        )
-        current = (
-            inner or getattr(current, "__cause__", None) or getattr(current, "__context__", None)
-        )
-        if current is None:
-            break
-    return 0
+def _received(cause: BaseException, size: int) -> int:
+    """The body bytes that came before the connection closed: ``size`` handed on, and those of
+    the read that failed, which never reached the caller. urllib3's IncompleteRead (a declared
+    length cut short) counts every body byte read (``partial``, an int); http.client's (a chunk
+    cut short) holds the bytes of that chunk (``partial``, bytes)."""
+    partial = getattr(cause, "partial", None)
+    if isinstance(partial, int):
+        return max(size, partial)
+    if isinstance(partial, bytes):
+        return size + len(partial)
+    return size
 
 
 def _reason(exc: BaseException) -> str:
@@ -361,7 +355,7 @@ def _is_address(host: str) -> bool:
     import ipaddress
 
     try:
-        ipaddress.ip_address(host.strip("[]"))
+        ipaddress.ip_address(host)  # urlsplit's hostname: no brackets
     except ValueError:
         return False
     return True
