@@ -267,22 +267,15 @@ def _error(exc: Exception, cutter: _Cutter, deadline: Deadline, resp: Any, size:
 
 
 def _root(exc: BaseException) -> BaseException:
-    """The first error under requests' and urllib3's wrappers (their ``reason``, the first
-    exception argument, the chained cause): the OSError or http.client error that happened."""
-    seen: set[int] = set()
-    current: BaseException = exc
-    while id(current) not in seen:
-        seen.add(id(current))
-        if not type(current).__module__.startswith(("requests", "urllib3")):
-            break  # not a wrapper: what happened
-        inner: Any = getattr(current, "reason", None)
-        if not isinstance(inner, BaseException):
-            inner = next((a for a in current.args if isinstance(a, BaseException)), None)
-        if inner is None:
-            inner = current.__cause__ or current.__context__
-        if not isinstance(inner, BaseException):
+    """The first error under requests' and urllib3's wrappers: the OSError or http.client error
+    that happened (or a wrapper with nothing under it: urllib3's IncompleteRead). Each wrapper is
+    raised while the error it wraps is handled, so Python's own ``__context__`` leads down to it
+    (a context chain has no loop: Python cuts one before it can form)."""
+    current = exc
+    while type(current).__module__.startswith(("requests", "urllib3")):
+        if current.__context__ is None:
             break
-        current = inner
+        current = current.__context__
     return current
 
 
