@@ -330,3 +330,106 @@ def test_a_long_name_the_resolver_never_answers_for_is_cut_in_the_message(
 )
 def test_a_url_the_door_cannot_ask_is_broken_and_quoted_in_short(url: str, detail: str) -> None:
     assert failure(url) == ("broken", detail)
+
+
+# --- what a whole answer hands back ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "raw"),
+    [
+        # the length of what a GET would have sent: no body follows a 304 (RFC 9110, 8.6)
+        ("GET", b'HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\nETag: "v1"\r\n\r\n'),
+        ("HEAD", b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"),
+    ],
+    ids=["304", "HEAD"],
+)
+def test_an_answer_without_a_body_is_whole_whatever_length_it_declares(
+    method: str, raw: bytes, clean_env: pytest.MonkeyPatch, one_shot: Any
+) -> None:
+    """Before: 'answer broke off after 0 bytes', for an answer that had nothing to send."""
+
+    def script(conn: socket.socket) -> None:
+        read_head(conn)
+        conn.sendall(raw)
+        threading.Event().wait(0.5)  # held open: the answer is whole without a close
+
+    server = one_shot(script)
+    answer = net.http_request(server.url + "/", bounded.Deadline(5), method=method, max_bytes=100)
+    assert (answer.body, answer.headers["content-length"]) == (b"", "100")
+
+
+@pytest.mark.parametrize(
+    ("status_line", "reason"),
+    [(b"HTTP/1.1 200 OK", "OK"), (b"HTTP/1.1 200", "")],
+    ids=["with-reason", "without-reason"],
+)
+def test_the_reason_phrase_is_handed_back_as_sent(
+    status_line: bytes, reason: str, clean_env: pytest.MonkeyPatch, one_shot: Any
+) -> None:
+    server = one_shot(answer_then_close(status_line + b"\r\nContent-Length: 2\r\n\r\nok"))
+    answer = net.http_request(server.url + "/", bounded.Deadline(5), max_bytes=10)
+    assert (answer.status, answer.reason, answer.body) == (200, reason, b"ok")
+
+
+def test_a_body_of_many_reads_comes_back_whole_in_order(
+    clean_env: pytest.MonkeyPatch, one_shot: Any
+) -> None:
+    body = bytes(range(256)) * 600  # 153600 bytes: more than two reads of 64 KiB
+    server = one_shot(
+        answer_then_close(b"HTTP/1.1 200 OK\r\nContent-Length: 153600\r\n\r\n" + body)
+    )
+    answer = net.http_request(server.url + "/", bounded.Deadline(10), max_bytes=len(body))
+    assert answer.body == body
+
+
+@pytest.mark.parametrize(("size", "whole"), [(10_000, True), (10_001, False)])
+def test_a_body_without_a_length_may_be_exactly_the_cap(
+    size: int, whole: bool, clean_env: pytest.MonkeyPatch, one_shot: Any
+) -> None:
+    # HTTP/1.0 without Content-Length: the body ends when the connection does
+    server = one_shot(answer_then_close(b"HTTP/1.0 200 OK\r\n\r\n" + b"x" * size))
+    if whole:
+        assert failure_or_body(server.url) == b"x" * size
+    else:
+        assert failure_or_body(server.url) == ("too-large", "answer exceeds 10000 bytes")
+
+
+def failure_or_body(url: str) -> Any:
+    try:
+        return net.http_request(url + "/", bounded.Deadline(5), max_bytes=10_000).body
+    except net.HttpError as exc:
+        return exc.kind, exc.detail
+
+
+def test_the_body_is_asked_for_as_it_is_not_compressed(
+    clean_env: pytest.MonkeyPatch, one_shot: Any
+) -> None:
+    """The cap counts the bytes held, and a declared length means them: no gzip in between."""
+    heads: list[bytes] = []
+
+    def script(conn: socket.socket) -> None:
+        heads.append(read_head(conn))
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    server = one_shot(script)
+    net.http_request(server.url + "/", bounded.Deadline(5), max_bytes=10)
+    lines = [line.lower() for line in heads[0].split(b"\r\n")]
+    assert [line for line in lines if line.startswith(b"accept-encoding:")] == [
+        b"accept-encoding: identity"
+    ]
+
+
+def test_a_metadata_host_goes_straight_whatever_the_case_of_its_name(
+    clean_env: pytest.MonkeyPatch, one_shot: Any
+) -> None:
+    # A name stands in for the link-local one (never asked from a test); a proxy is set and
+    # must not be asked: it is a server that answers nothing.
+    proxy = one_shot(lambda conn: None)
+    clean_env.setenv("HTTP_PROXY", proxy.url)
+    clean_env.setattr(net, "METADATA_HOSTS", net.METADATA_HOSTS | {"localhost"})
+    server = one_shot(answer_then_close(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+    answer = net.http_request(
+        f"http://LocalHost:{server.port}/latest/", bounded.Deadline(5), max_bytes=10
+    )
+    assert answer.body == b"ok"
