@@ -107,8 +107,10 @@ def answer_then_reset(raw: bytes) -> Script:
 
 
 def failure(url: str, seconds: float = 5.0) -> tuple[str, str]:
+    """The HttpError's kind and words; printed, it reads as its words."""
     with pytest.raises(net.HttpError) as err:
         net.http_request(url, bounded.Deadline(seconds), max_bytes=10_000)
+    assert str(err.value) == err.value.detail
     return err.value.kind, err.value.detail
 
 
