@@ -224,10 +224,9 @@ def http_request(
                     raise HttpError("timeout", f"answer not complete within {deadline.seconds:g} s")
             if cutter.fired:  # cut at the deadline: what came may look whole but is not
                 raise HttpError("timeout", f"answer not complete within {deadline.seconds:g} s")
-            if declared.isdigit() and size < int(declared):
-                raise HttpError(
-                    "broken", f"answer broke off after {size} bytes (connection closed)"
-                )
+            # A body shorter than its Content-Length is urllib3's IncompleteRead (requests'
+            # ChunkedEncodingError, below); an answer with no body (HEAD, 304) declares a length
+            # that never comes, and is whole.
         except requests.RequestException as exc:
             raise _error(exc, cutter, deadline, resp, size) from None
         return HttpAnswer(
@@ -255,7 +254,7 @@ def _error(exc: Exception, cutter: _Cutter, deadline: Deadline, resp: Any, size:
         return HttpError("timeout", f"answer not complete within {deadline.seconds:g} s")
     cause = _root(exc)
     if resp is not None:  # the headers came: the body broke off
-        got = max(size, _partial(exc))
+        got = _received(cause, size)
         return HttpError("broken", f"answer broke off after {got} bytes (connection closed)")
     if isinstance(exc, requests.exceptions.ProxyError):
         return HttpError("unreachable", f"proxy: {_reason(cause)}")
@@ -267,42 +266,29 @@ def _error(exc: Exception, cutter: _Cutter, deadline: Deadline, resp: Any, size:
 
 
 def _root(exc: BaseException) -> BaseException:
-    """The first error under requests' and urllib3's wrappers (their ``reason``, the first
-    exception argument, the chained cause): the OSError or http.client error that happened."""
-    seen: set[int] = set()
-    current: BaseException = exc
-    while id(current) not in seen:
-        seen.add(id(current))
-        if not type(current).__module__.startswith(("requests", "urllib3")):
-            break  # not a wrapper: what happened
-        inner: Any = getattr(current, "reason", None)
-        if not isinstance(inner, BaseException):
-            inner = next((a for a in current.args if isinstance(a, BaseException)), None)
-        if inner is None:
-            inner = current.__cause__ or current.__context__
-        if not isinstance(inner, BaseException):
+    """The first error under requests' and urllib3's wrappers: the OSError or http.client error
+    that happened (or a wrapper with nothing under it: urllib3's IncompleteRead). Each wrapper is
+    raised while the error it wraps is handled, so Python's own ``__context__`` leads down to it
+    (a context chain has no loop: Python cuts one before it can form)."""
+    current = exc
+    while type(current).__module__.startswith(("requests", "urllib3")):
+        if current.__context__ is None:
             break
-        current = inner
+        current = current.__context__
     return current
 
 
-def _partial(exc: BaseException) -> int:
-    """The body bytes read before the connection closed, as urllib3's IncompleteRead counts
-    them (the chunk they were in never reached the caller); 0 when unknown."""
-    current: Any = exc
-    for _ in range(8):
-        partial = getattr(current, "partial", None)
-        if isinstance(partial, int):
-            return partial
-        inner = next(
-            (a for a in getattr(current, "args", ()) if isinstance(a, BaseException)), None
-        )
-        current = (
-            inner or getattr(current, "__cause__", None) or getattr(current, "__context__", None)
-        )
-        if current is None:
-            break
-    return 0
+def _received(cause: BaseException, size: int) -> int:
+    """The body bytes that came before the connection closed: ``size`` handed on, and those of
+    the read that failed, which never reached the caller. urllib3's IncompleteRead (a declared
+    length cut short) counts every body byte read (``partial``, an int); http.client's (a chunk
+    cut short) holds the bytes of that chunk (``partial``, bytes)."""
+    partial = getattr(cause, "partial", None)
+    if isinstance(partial, int):
+        return max(size, partial)
+    if isinstance(partial, bytes):
+        return size + len(partial)
+    return size
 
 
 def _reason(exc: BaseException) -> str:
@@ -361,7 +347,7 @@ def _is_address(host: str) -> bool:
     import ipaddress
 
     try:
-        ipaddress.ip_address(host.strip("[]"))
+        ipaddress.ip_address(host)  # urlsplit's hostname: no brackets
     except ValueError:
         return False
     return True
