@@ -9,6 +9,7 @@ whole exchange (a dripping or silent server) is tests/test_hostile.py's rows 5 a
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import os
 import select
@@ -207,6 +208,35 @@ def proxy() -> Iterator[tuple[ThreadingHTTPServer, str]]:
     yield server, url
     server.shutdown()
     server.server_close()
+
+
+def nothing_listens() -> int:
+    """A port on 127.0.0.1 that nothing listens on (taken, then let go)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def full_queue() -> Iterator[int]:
+    """A port on 127.0.0.1 whose listen queue is full and never accepted from: Linux drops
+    further connection attempts (no refusal), so a connect to it runs out of time."""
+    srv = socket.socket()
+    held: list[socket.socket] = []
+    try:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(0)
+        port = srv.getsockname()[1]
+        for _ in range(3):
+            c = socket.socket()
+            c.setblocking(False)
+            c.connect_ex(("127.0.0.1", port))
+            held.append(c)
+        yield int(port)
+    finally:
+        for c in held:
+            c.close()
+        srv.close()
 
 
 def get(url: str, seconds: float = 5.0, **kw: Any) -> net.HttpAnswer:
@@ -555,35 +585,16 @@ def test_a_server_that_takes_no_connection_is_no_connection_within_the_deadline(
 ) -> None:
     # A listening socket whose queue is full and never accepted from: Linux drops further
     # connection attempts (no refusal), so the connect itself runs out of time.
-    srv = socket.socket()
-    held: list[socket.socket] = []
-    try:
-        srv.bind(("127.0.0.1", 0))
-        srv.listen(0)
-        port = srv.getsockname()[1]
-        for _ in range(3):
-            c = socket.socket()
-            c.setblocking(False)
-            c.connect_ex(("127.0.0.1", port))
-            held.append(c)
-        with pytest.raises(net.HttpError) as err:
-            get(f"http://127.0.0.1:{port}/x", seconds=0.5)
-        assert (err.value.kind, err.value.detail) == ("timeout", "no connection within 0.5 s")
-    finally:
-        for c in held:
-            c.close()
-        srv.close()
+    with full_queue() as port, pytest.raises(net.HttpError) as err:
+        get(f"http://127.0.0.1:{port}/x", seconds=0.5)
+    assert (err.value.kind, err.value.detail) == ("timeout", "no connection within 0.5 s")
 
 
 def test_a_proxy_that_is_not_there_is_unreachable_and_said_to_be_the_proxy(
     clean_env: pytest.MonkeyPatch, origin: Any
 ) -> None:
     osrv, ourl = origin
-    gone = socket.socket()
-    gone.bind(("127.0.0.1", 0))
-    port = gone.getsockname()[1]
-    gone.close()  # nothing listens there now
-    clean_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    clean_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{nothing_listens()}")
     with pytest.raises(net.HttpError) as err:
         get(ourl + "/via-proxy")
     assert (err.value.kind, err.value.detail) == ("unreachable", "proxy: connection refused")

@@ -19,20 +19,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from test_net import clean_env, full_queue, nothing_listens  # the loopback helpers
 
 from setup_env import bounded
 from setup_env.bounded import net
 
+__all__ = ["clean_env"]  # a fixture: used by name
+
 Script = Callable[[socket.socket], None]
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE",
-                "CURL_CA_BUNDLE"):  # fmt: skip
-        monkeypatch.delenv(var, raising=False)
-        monkeypatch.delenv(var.lower(), raising=False)
-    return monkeypatch
 
 
 class OneShot:
@@ -112,12 +106,6 @@ def failure(url: str, seconds: float = 5.0) -> tuple[str, str]:
         net.http_request(url, bounded.Deadline(seconds), max_bytes=10_000)
     assert str(err.value) == err.value.detail
     return err.value.kind, err.value.detail
-
-
-def nothing_listens() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 LENGTH_1000 = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
@@ -226,26 +214,12 @@ def test_a_proxy_that_takes_no_connection_is_no_connection_within_the_deadline(
 ) -> None:
     # The proxy's listen queue is full and never accepted from: the connect to it runs out of
     # time (urllib3 says so as a proxy error, not as a connect timeout).
-    srv = socket.socket()
-    held: list[socket.socket] = []
-    try:
-        srv.bind(("127.0.0.1", 0))
-        srv.listen(0)
-        port = srv.getsockname()[1]
-        for _ in range(3):
-            c = socket.socket()
-            c.setblocking(False)
-            c.connect_ex(("127.0.0.1", port))
-            held.append(c)
+    with full_queue() as port:
         clean_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
         assert failure(f"http://127.0.0.1:{nothing_listens()}/x", seconds=0.5) == (
             "timeout",
             "no connection within 0.5 s",
         )
-    finally:
-        for c in held:
-            c.close()
-        srv.close()
 
 
 def test_headers_that_end_only_after_the_deadline_are_no_answer(
