@@ -93,3 +93,67 @@ def test_a_module_section_is_what_mutmut_reads() -> None:
     args = keys["pytest_add_cli_args"]
     assert args[args.index("_mutate_plugin") - 1] == "-p"
     assert (ROOT / "scripts" / "_mutate_plugin.py").is_file()
+
+
+# mutmut 3.8.1's stored `test_selection` fingerprint of a run made with these tests (read from
+# mutants/mutmut-stats.json of a plan-vendors run, 2026-12-04)
+RUN_TESTS = [
+    "tests/test_plan_rules.py",
+    "tests/test_plan.py",
+    "tests/test_gpu_knowledge.py",
+    "tests/test_plan_behaviour.py",
+]
+RUN_FINGERPRINT = "355e9b5e1aca"
+
+
+def _last_run(tmp_path: Path, tests: list[str]) -> Path:
+    """A work dir as a finished run leaves it: its pyproject names the tests, mutmut's stats
+    carry their fingerprint."""
+    (tmp_path / "mutants").mkdir()
+    (tmp_path / "pyproject.toml").write_text(MUTATE.mutmut_section(["x.py"], tests))
+    stats = {"config_fingerprint": {"test_execution": "26abaa948f95"}, "duration_by_test": {}}
+    stats["config_fingerprint"]["test_selection"] = RUN_FINGERPRINT
+    (tmp_path / "mutants" / "mutmut-stats.json").write_text(json.dumps(stats))
+    return tmp_path / "mutants" / "mutmut-stats.json"
+
+
+def _fingerprint(stats: Path) -> dict[str, str]:
+    doc = json.loads(stats.read_text())
+    fingerprint: dict[str, str] = doc["config_fingerprint"]
+    return fingerprint
+
+
+def test_the_selection_hash_is_mutmuts_own() -> None:
+    assert MUTATE._selection_hash(RUN_TESTS) == RUN_FINGERPRINT
+
+
+def test_a_test_file_added_keeps_the_last_runs_results(tmp_path: Path) -> None:
+    """--again after a test file joins a module: mutmut must see the selection it expects (or it
+    drops every result), and the rest of its stats stay as they were."""
+    stats = _last_run(tmp_path, RUN_TESTS)
+    added = [*RUN_TESTS, "tests/test_conda_pixi.py"]
+    MUTATE.keep_results_for_added_tests(tmp_path, added)
+    assert _fingerprint(stats) == {
+        "test_execution": "26abaa948f95",
+        "test_selection": MUTATE._selection_hash(added),
+    }
+
+
+@pytest.mark.parametrize(
+    "tests",
+    [RUN_TESTS[1:], [*RUN_TESTS[1:], "tests/test_conda_pixi.py"], RUN_TESTS],
+    ids=["one removed", "one removed one added", "same"],
+)
+def test_a_test_file_removed_lets_mutmut_reset(tmp_path: Path, tests: list[str]) -> None:
+    """A removed file may turn a killed mutant into a survivor: the fingerprint is left alone,
+    so mutmut itself drops the results (or, unchanged, keeps them)."""
+    stats = _last_run(tmp_path, RUN_TESTS)
+    MUTATE.keep_results_for_added_tests(tmp_path, tests)
+    assert _fingerprint(stats)["test_selection"] == RUN_FINGERPRINT
+
+
+def test_a_run_made_with_other_tests_is_left_to_mutmut(tmp_path: Path) -> None:
+    """The pyproject beside the stats says one list, the stats were made with another: no guess."""
+    stats = _last_run(tmp_path, RUN_TESTS[:2])
+    MUTATE.keep_results_for_added_tests(tmp_path, RUN_TESTS)
+    assert _fingerprint(stats)["test_selection"] == RUN_FINGERPRINT
