@@ -1,0 +1,102 @@
+"""What the chosen build's command says beside it (setup_env/decide/plan/formats.py), issue 22:
+a mirror the plan does not use, a companion with no wheel for this interpreter, a plan resting on
+an inferred row, and conda-forge's route only where conda-forge builds CUDA PyTorch."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from setup_env.decide.model import Plan, PlanOptions
+from setup_env.decide.plan import make_plan, spec_facts
+from setup_env.knowledge import matrix as mx
+
+MIRROR = "https://mirror.example/whl"
+
+
+def _bundled() -> mx.Matrix:
+    return mx.load_matrix(mx.BUNDLED_PATH)
+
+
+def said(plan: Plan, code: str) -> list[str]:
+    return [text for c, text in zip(plan.warning_codes, plan.warnings) if c == code]
+
+
+def test_a_mirror_named_for_a_plan_from_pypi_is_said_to_be_unused() -> None:
+    """An RTX 4090 on a new driver gets PyPI's own CUDA wheel: the mirror of PyTorch's index is
+    not in the command, and the plan says so."""
+    facts = spec_facts(os="linux", python="3.12", glibc="2.35", gpus=["RTX 4090"], driver="580.95")
+    plan = make_plan(facts, PlanOptions(index_url=MIRROR), _bundled())
+    assert plan.source == "pypi" and plan.command == "pip install torch==2.15.0"
+    assert said(plan, "mirror-unused") == [
+        "--index-url names a mirror of PyTorch's index, but this plan installs from PyPI"
+    ]
+    # from the index, the mirror takes the index's place: nothing to say
+    cpu_facts = spec_facts(os="linux", python="3.12", glibc="2.35")
+    cpu = make_plan(cpu_facts, PlanOptions(index_url=MIRROR), _bundled())
+    assert cpu.source == "mirror" and cpu.command.endswith(f"--index-url {MIRROR}/cpu")
+    assert not said(cpu, "mirror-unused")
+
+
+def test_a_companion_without_a_wheel_for_this_interpreter_is_warned() -> None:
+    """torch 2.5.1 has Python 3.13 wheels, torchvision 0.20.1 (its companion) none on PyPI."""
+    facts = spec_facts(os="linux", python="3.13", glibc="2.35")
+    opts = PlanOptions(with_packages=("torchvision",), torch="2.5")
+    plan = make_plan(facts, opts, _bundled())
+    assert plan.command == (
+        "pip install torch==2.5.1 torchvision==0.20.1 --index-url https://download.pytorch.org/whl/cpu"
+    )
+    assert said(plan, "companion-no-wheel") == [
+        "torchvision 0.20.1: no wheel on PyPI for Python 3.13 on linux_x86_64; "
+        "pip may try to build it from source"
+    ]
+    # Python 3.12 has one: nothing to say
+    ok = make_plan(spec_facts(os="linux", python="3.12", glibc="2.35"), opts, _bundled())
+    assert ok.command.startswith("pip install torch==2.5.1 torchvision==0.20.1")
+    assert not said(ok, "companion-no-wheel")
+
+
+def test_a_companion_wheel_for_any_python_or_unknown_files_is_no_warning() -> None:
+    """The same 3.13 machine, the data changed: a py3-none torchvision wheel for the platform
+    serves every interpreter; a version whose files the data lacks is not doubted."""
+    m = _bundled()
+    files = dict(m.torchvision_files)
+    files["0.20.1"] = {"manylinux_2_28_x86_64": ("py3-none",)}
+    py3 = dataclasses.replace(m, torchvision_files=files)
+    facts = spec_facts(os="linux", python="3.13", glibc="2.35")
+    opts = PlanOptions(with_packages=("torchvision",), torch="2.5")
+    assert not said(make_plan(facts, opts, py3), "companion-no-wheel")
+    del files["0.20.1"]
+    unknown = dataclasses.replace(m, torchvision_files=files)
+    assert not said(make_plan(facts, opts, unknown), "companion-no-wheel")
+    # and wheels for other platforms only (the data has none for this one): not doubted either
+    files["0.20.1"] = {"win_amd64": ("cp312-cp312",)}
+    elsewhere = dataclasses.replace(m, torchvision_files=files)
+    assert not said(make_plan(facts, opts, elsewhere), "companion-no-wheel")
+
+
+def test_a_plain_pip_plan_on_an_inferred_pypi_row_says_so() -> None:
+    """Which build PyPI's aarch64 torch 2.9.1 is (CPU) is inferred in the data (its row is I)."""
+    facts = spec_facts(os="linux", arch="aarch64", python="3.12", glibc="2.35")
+    plan = make_plan(facts, PlanOptions(torch="2.9"), _bundled())
+    assert plan.command == "pip install torch==2.9.1"
+    assert said(plan, "row-inferred") == [
+        "that plain `pip install torch==2.9.1` gives the cpu build on linux_aarch64 is inferred, "
+        "not read from PyPI's wheel (wheel_matrix.md §1 (CUDA on aarch64 only via the index))"
+    ]
+    # a GH200's plain `pip install` of 2.15.0 (PyPI's aarch64 CUDA wheel) is read: nothing to say
+    gh200 = spec_facts(os="linux", arch="aarch64", python="3.12", gpus=["GH200"], driver="580.95")
+    read = make_plan(gh200, None, _bundled())
+    assert read.command == "pip install torch==2.15.0" and not said(read, "row-inferred")
+
+
+def test_no_conda_forge_route_where_conda_forge_builds_no_cuda_pytorch() -> None:
+    """A GH200 (linux aarch64) on cu129: the environment.yml and pixi.toml carry the wheel only,
+    no conda-forge comment (its CUDA builds are shown for linux-64 and win-64 only)."""
+    facts = spec_facts(os="linux", arch="aarch64", python="3.12", gpus=["GH200"], driver="580.95")
+    for installer in ("conda", "pixi"):
+        plan = make_plan(facts, PlanOptions(installer=installer, variant="cu129"), _bundled())
+        assert plan.status == "ok" and plan.config, plan
+        assert "https://download.pytorch.org/whl/cu129" in plan.config
+        assert "conda-forge's own PyTorch" not in plan.config and "cuda-version" not in plan.config
+    pixi = make_plan(facts, PlanOptions(installer="pixi", variant="cu129"), _bundled())
+    assert 'platforms = ["linux-aarch64"]' in (pixi.config or "")
