@@ -157,3 +157,17 @@ def test_a_run_made_with_other_tests_is_left_to_mutmut(tmp_path: Path) -> None:
     stats = _last_run(tmp_path, RUN_TESTS[:2])
     MUTATE.keep_results_for_added_tests(tmp_path, RUN_TESTS)
     assert _fingerprint(stats)["test_selection"] == RUN_FINGERPRINT
+
+
+def test_again_keeps_the_results_through_prepare(tmp_path: Path) -> None:
+    """The whole --again preparation (the tree copied over the last run's work dir): the
+    fingerprint is read from the last run's pyproject before the copy replaces it."""
+    module = "plan-init"
+    _only, tests = MUTATE.MODULES[module]
+    assert set(RUN_TESTS) < set(tests)  # the plan list has grown since that run
+    stats = _last_run(tmp_path, RUN_TESTS)
+    MUTATE.prepare(module, tmp_path, again=True)
+    assert _fingerprint(stats)["test_selection"] == MUTATE._selection_hash(tests)
+    assert f"pytest_add_cli_args_test_selection = {json.dumps(tests)}" in (
+        (tmp_path / "pyproject.toml").read_text()
+    )
