@@ -55,6 +55,9 @@ def test_the_variant_asked_is_checked_against_the_matrix_planned_from() -> None:
         make_plan(facts, PlanOptions(variant="cu117"), subset)
     known = ", ".join(str(v) for v in sorted(subset.variants))
     assert str(err.value) == f"unknown variant 'cu117': the matrix knows {known}"
+    with pytest.raises(PlanError) as err:  # unknown to both: the one planned from is named
+        make_plan(facts, PlanOptions(variant="cu999", channel="nightly"), subset)
+    assert str(err.value) == f"unknown variant 'cu999': the matrix knows {known}"
     plan = make_plan(facts, PlanOptions(variant="cu117"), mx.load_matrix(mx.BUNDLED_PATH))
     assert plan.status == "ok" and str(plan.variant) == "cu117", plan
 

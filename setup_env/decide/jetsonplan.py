@@ -31,7 +31,6 @@ from setup_env.knowledge.variant import Variant
 
 if TYPE_CHECKING:
     from setup_env.decide.model import Plan, PlanOptions
-    from setup_env.knowledge.matrix import Matrix
 
 NEVER_DRIVER = (
     "never install an NVIDIA driver on a Jetson: its GPU driver is part of the L4T release; "
@@ -106,10 +105,11 @@ def plan(
     facts: Facts,
     info: JetsonInfo,
     options: PlanOptions,
-    matrix: Matrix,
     general: Callable[[Facts], Plan],
 ) -> Plan:
-    """The plan for a Jetson. ``general`` plans ordinary (non-Jetson) facts (JetPack 7's route)."""
+    """The plan for a Jetson. ``general`` plans ordinary (non-Jetson) facts (JetPack 7's route,
+    from the matrix the planner was given); the JetPack routes read NVIDIA's table, not the
+    matrix."""
     from setup_env.decide.model import Fix, Plan
 
     cat = catalogue.load()

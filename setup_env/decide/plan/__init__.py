@@ -98,5 +98,5 @@ def make_plan(facts: Facts, options: PlanOptions | None = None, matrix: object =
             sub.warnings.extend(ctx.warnings)
             return _stable_plan(sub)
 
-        return jetsonplan.plan(facts, jetson, opts, m, general)
+        return jetsonplan.plan(facts, jetson, opts, general)
     return _stable_plan(ctx)

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from setup_env.knowledge.variant import CPU, XPU, Variant
-
-if TYPE_CHECKING:
-    pass
 from setup_env.decide.model import COMPANIONS, Plan
 from setup_env.decide.plan.context import (
     _accelerator,
@@ -19,6 +13,7 @@ from setup_env.decide.plan.context import (
     runs_on,
 )
 from setup_env.decide.plan.formats import _commands
+from setup_env.knowledge.variant import CPU, XPU, Variant
 
 
 def _nightly_plan(ctx: _Ctx) -> Plan:
@@ -32,12 +27,6 @@ def _nightly_plan(ctx: _Ctx) -> Plan:
     variant: Variant
     if asked is not None:
         variant = asked
-        if variant not in variants:
-            return _none(
-                ctx,
-                "nightly-no-variant",
-                f"the nightly channel has no {variant} build for {plat} in the data",
-            )
     elif plat.startswith("macos"):
         variant = CPU
     elif kind == "nvidia":
@@ -47,11 +36,12 @@ def _nightly_plan(ctx: _Ctx) -> Plan:
         for v in variants:
             if not v.is_cuda:
                 continue
-            b = None
-            for rel in reversed(ctx.matrix.releases):
-                b = ctx.matrix.build(v, rel.version, plat)
-                if b is not None:
-                    break
+            # its newest stable build's kernels stand for the nightly's; a CUDA that is nightly
+            # only (no stable build yet) is not guessed at
+            builds = (
+                ctx.matrix.build(v, rel.version, plat) for rel in reversed(ctx.matrix.releases)
+            )
+            b = next((x for x in builds if x is not None), None)
             if b is not None and all(g.cc is None or runs_on(g.cc, b) for g in ctx.nv):
                 fits.append(v)
         if not fits:
@@ -74,6 +64,13 @@ def _nightly_plan(ctx: _Ctx) -> Plan:
         variant = XPU
     else:
         variant = CPU
+    if variant not in variants:
+        # asked for, or the CPU build of a platform the nightlies left (macOS x86_64)
+        return _none(
+            ctx,
+            "nightly-no-variant",
+            f"the nightly channel has no {variant} build for {plat} in the data",
+        )
     ctx.lead("nightly", f"nightly {variant} build from PyTorch's nightly index")
     ctx.warn(
         "nightly-unverified",
