@@ -434,6 +434,39 @@ def test_a_model_with_its_own_first_driver_is_judged_by_that_driver() -> None:
     assert fixes(p)[0][1].startswith("Upgrade the NVIDIA driver to >= 580.95.05 ")
 
 
+@pytest.mark.parametrize("gpus", [("RTX PRO 6000 Server", "RTX 5090"),
+                                  ("RTX 5090", "RTX PRO 6000 Server")])  # fmt: skip
+def test_a_driver_too_old_for_two_gpus_is_said_and_fixed_for_each_in_their_order(
+    gpus: tuple[str, str],
+) -> None:
+    """An RTX PRO 6000 Server (its own first driver 575.57.08) and an RTX 5090 (first branch
+    R570), on 565.57.01: the driver is too old for each. Each is said, and each upgrade is
+    offered, in the order of the GPUs, before the driver the wheel needs."""
+    p = plan(nvidia("565.57.01", *gpus), torch="2.14.1")
+    said = {
+        "RTX PRO 6000 Server": (
+            ("driver-older-than-gpu", "driver 565.57.01 is older than 575.57.08, the first "
+             "driver NVIDIA supports RTX PRO 6000 Server (sm_120) with: upgrade the driver "
+             "before relying on this GPU"),
+            ("upgrade-driver", "Upgrade the NVIDIA driver to >= 575.57.08 (branch R575 or newer) "
+             f"for RTX PRO 6000 Server (sm_120), {DRIVER_PKG}"),
+        ),
+        "RTX 5090": (
+            ("driver-older-than-gpu", "driver 565.57.01 is older than R570, the first driver "
+             "branch that runs RTX 5090 (sm_120): CUDA sees no usable GPU until the driver is "
+             "upgraded"),
+            ("upgrade-driver", "Upgrade the NVIDIA driver to >= 570 (branch R570 or newer) for "
+             f"RTX 5090 (sm_120), {DRIVER_PKG}"),
+        ),
+    }  # fmt: skip
+    assert [r for r in reasons(p) if r[0] == "driver-older-than-gpu"] == [said[g][0] for g in gpus]
+    assert fixes(p)[:3] == [
+        *(said[g][1] for g in gpus),
+        ("upgrade-driver", "Upgrade the NVIDIA driver to >= 580.95.05 (branch R580 or newer) for "
+         f"torch 2.14.1 (cu130), {DRIVER_PKG}"),
+    ]  # fmt: skip
+
+
 def test_ubuntu_gets_the_driver_command_other_systems_the_words() -> None:
     f = nvidia("565.57.01", "RTX 5090")
     ubuntu = dataclasses.replace(f, os=dataclasses.replace(f.os, distro_id="Ubuntu"))
