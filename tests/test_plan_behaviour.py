@@ -297,6 +297,19 @@ def test_a_driver_too_old_for_every_build_is_offered_the_smallest_that_brings_th
     ]  # fmt: skip
 
 
+def test_the_driver_offered_is_for_a_confirmed_build_past_an_unconfirmed_first_one() -> None:
+    """The same T4 with 2.14.1's cu130 (first in preference order) unconfirmed: it is passed
+    over, and the smallest driver of the confirmed builds after it is offered (cu126's)."""
+    p = plan(nvidia("418.87.01", "Tesla T4"), unconfirmed(M, {"2.14.1": ("cu130",)}),
+             torch="2.14.1")  # fmt: skip
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    assert fixes(p)[0] == (
+        "upgrade-driver",
+        f"Upgrade the NVIDIA driver to >= 560.35.05 (branch R560 or newer) for torch 2.14.1 "
+        f"(cu126), {DRIVER_PKG}",
+    )
+
+
 def test_a_gpu_no_installable_build_carries_is_named_with_a_source_build() -> None:
     """sm_35: no wheel of any release carries it, so no driver helps; only a source build."""
     p = plan(nvidia("470.82.01", "sm_35"))
@@ -421,6 +434,39 @@ def test_a_model_with_its_own_first_driver_is_judged_by_that_driver() -> None:
     assert fixes(p)[0][1].startswith("Upgrade the NVIDIA driver to >= 580.95.05 ")
 
 
+@pytest.mark.parametrize("gpus", [("RTX PRO 6000 Server", "RTX 5090"),
+                                  ("RTX 5090", "RTX PRO 6000 Server")])  # fmt: skip
+def test_a_driver_too_old_for_two_gpus_is_said_and_fixed_for_each_in_their_order(
+    gpus: tuple[str, str],
+) -> None:
+    """An RTX PRO 6000 Server (its own first driver 575.57.08) and an RTX 5090 (first branch
+    R570), on 565.57.01: the driver is too old for each. Each is said, and each upgrade is
+    offered, in the order of the GPUs, before the driver the wheel needs."""
+    p = plan(nvidia("565.57.01", *gpus), torch="2.14.1")
+    said = {
+        "RTX PRO 6000 Server": (
+            ("driver-older-than-gpu", "driver 565.57.01 is older than 575.57.08, the first "
+             "driver NVIDIA supports RTX PRO 6000 Server (sm_120) with: upgrade the driver "
+             "before relying on this GPU"),
+            ("upgrade-driver", "Upgrade the NVIDIA driver to >= 575.57.08 (branch R575 or newer) "
+             f"for RTX PRO 6000 Server (sm_120), {DRIVER_PKG}"),
+        ),
+        "RTX 5090": (
+            ("driver-older-than-gpu", "driver 565.57.01 is older than R570, the first driver "
+             "branch that runs RTX 5090 (sm_120): CUDA sees no usable GPU until the driver is "
+             "upgraded"),
+            ("upgrade-driver", "Upgrade the NVIDIA driver to >= 570 (branch R570 or newer) for "
+             f"RTX 5090 (sm_120), {DRIVER_PKG}"),
+        ),
+    }  # fmt: skip
+    assert [r for r in reasons(p) if r[0] == "driver-older-than-gpu"] == [said[g][0] for g in gpus]
+    assert fixes(p)[:3] == [
+        *(said[g][1] for g in gpus),
+        ("upgrade-driver", "Upgrade the NVIDIA driver to >= 580.95.05 (branch R580 or newer) for "
+         f"torch 2.14.1 (cu130), {DRIVER_PKG}"),
+    ]  # fmt: skip
+
+
 def test_ubuntu_gets_the_driver_command_other_systems_the_words() -> None:
     f = nvidia("565.57.01", "RTX 5090")
     ubuntu = dataclasses.replace(f, os=dataclasses.replace(f.os, distro_id="Ubuntu"))
@@ -481,6 +527,84 @@ def test_on_windows_and_under_wsl2_the_cap_is_said_as_up_to_the_last_branch() ->
         ("upgrade-driver", "Install the NVIDIA driver on Windows to >= 452.39, up to R470 (the "
          f"last for Tesla K80) for torch 2.7.1 {WSL_HINT}"),
     ]  # fmt: skip
+
+
+def test_a_gpus_own_first_driver_past_another_gpus_last_branch_is_not_offered() -> None:
+    """The RTX PRO 6000 Server's first driver 575.57.08 beside a K80 (last branch R470), on
+    470.82.01: the upgrade that would make the new GPU usable is past the K80's last branch, so
+    it is not offered; the plan says why, the driver as NVIDIA writes it (575.57.08, not
+    575.57.8)."""
+    p = plan(nvidia("470.82.01", "RTX PRO 6000 Server", "Tesla K80"))
+    assert [r for r in reasons(p) if r[0] in ("driver-older-than-gpu", "driver-branch-ended")] == [
+        ("driver-older-than-gpu", "driver 470.82.01 is older than 575.57.08, the first driver "
+         "NVIDIA supports RTX PRO 6000 Server (sm_120) with: upgrade the driver before relying on "
+         "this GPU"),
+        ("driver-branch-ended", "Tesla K80 (sm_37) is supported by NVIDIA drivers up to R470 "
+         "only; a driver >= 575.57.08 is not available for it"),
+    ]  # fmt: skip
+    assert "upgrade-driver" not in [k for k, _s in fixes(p)]
+
+
+def _cu118_with_ptx() -> mx.Matrix:
+    """The subset has no PTX build, so one is made: torch 2.7.1's cu118 (linux_x86_64) with PTX
+    for compute_90 beside its SASS, so that sm_120 runs it through PTX JIT."""
+    key = (V("cu118"), "2.7.1", "linux_x86_64")
+    builds = dict(M.builds)
+    builds[key] = dataclasses.replace(M.builds[key], ptx=((9, 0),))
+    return dataclasses.replace(M, builds=builds)
+
+
+def test_beside_a_gpu_on_ptx_the_mvc_floor_is_not_offered_for_an_ended_branch() -> None:
+    """A K80 on R410, no build fits: cu118's own driver 520.61.05 is past the K80's R470, and
+    alone it is offered cu118's minor-version-compatibility floor 450.80.02. Beside an RTX
+    5090 that runs cu118 only through PTX (JIT needs the build's own driver, which MVC does not
+    cover) that floor would not run the build: no driver is offered, only why."""
+    ptx = _cu118_with_ptx()
+    alone = plan(nvidia("410.104", "Tesla K80"), ptx)
+    assert fixes(alone)[0] == (
+        "upgrade-driver",
+        "Upgrade the NVIDIA driver to >= 450.80.02 (branch R450 to R470, the last branch for "
+        f"Tesla K80) for torch 2.7.1 (cu118), {DRIVER_PKG}",
+    )
+    p = plan(nvidia("410.104", "Tesla K80", "RTX 5090"), ptx)
+    assert (p.status, p.variant) == ("fallback", V("cpu"))
+    ended = "Tesla K80 (sm_37) is supported by NVIDIA drivers up to R470 only; a driver >= "
+    assert [r for r in reasons(p) if r[0] == "driver-branch-ended"] == [
+        ("driver-branch-ended", ended + "570 is not available for it"),  # the RTX 5090's R570
+        ("driver-branch-ended", ended + "520.61.05 is not available for it"),  # cu118's own
+    ]
+    assert "upgrade-driver" not in [k for k, _s in fixes(p)]
+
+
+MYSTERY = Gpu(index=0, name="NVIDIA Mystery X1", source="nvidia-smi")
+
+
+@pytest.mark.parametrize(
+    ("machine", "torch"),
+    [
+        (nvidia("580.95.05", "GTX 1080"), ""),  # arch-dropped-in-newest
+        (nvidia(None, "Tesla P100", "Tesla K80"), ""),  # driver-branch-ended
+        (nvidia("565.57.01", "RTX 5090"), "2.14.1"),  # driver-older-than-gpu (first branch)
+        (nvidia("570.86.10", "RTX PRO 6000 Server"), "2.14.1"),  # (the model's own driver)
+    ],
+    ids=["dropped-arch", "ended-branch", "first-branch", "first-driver"],
+)
+def test_a_gpu_of_unknown_compute_capability_listed_first_changes_no_finding(
+    machine: Facts, torch: str
+) -> None:
+    """A GPU the catalogue does not know, listed before the known ones: the plan says what it
+    says without it (each finding of the known GPUs, each fix), and warns about it."""
+    assert machine.nvidia is not None
+    known = tuple(dataclasses.replace(g, index=g.index + 1) for g in machine.nvidia.gpus)
+    with_mystery = plan(with_gpus(machine, MYSTERY, *known), torch=torch or None)
+    without = plan(with_gpus(machine, *known), torch=torch or None)
+    assert (reasons(with_mystery), fixes(with_mystery)) == (reasons(without), fixes(without))
+    unknown = (
+        "gpu-cc-unknown",
+        "GPU 0 NVIDIA Mystery X1: compute capability unknown (not in the GPU catalogue); its "
+        "architecture could not be checked against the wheels",
+    )
+    assert warnings(with_mystery) == [unknown, *warnings(without)]
 
 
 # --- the other vendors: AMD (ROCm), Intel (XPU), and no GPU at all
@@ -684,6 +808,96 @@ def test_a_mac_too_old_for_a_pythons_wheels_is_told_which_macos() -> None:
     assert fixes(p) == [("upgrade-os", "upgrade macOS to 14.0 or later for torch 2.15.0")]
 
 
+def test_an_older_release_pinned_is_told_its_own_floor_of_macos_and_of_glibc() -> None:
+    """The fix names the floor of the release that does not install, not today's: torch
+    2.11.0's macOS 11.0 (2.12.0 and later: 14.0), torch 2.5.1's glibc 2.17 (2.6.0 and later:
+    2.28)."""
+    mac = plan(spec_facts(os="macos", python="3.12", macos="10.15"), torch="2.11.0")
+    assert reasons(mac) == [
+        ("nothing-installable", "torch 2.11.0 needs macOS 11.0 or newer for Python 3.12"),
+    ]
+    assert fixes(mac) == [("upgrade-os", "upgrade macOS to 11.0 or later for torch 2.11.0")]
+    old = plan(spec_facts(os="linux", python="3.12", glibc="2.12"), torch="2.5.1")
+    assert reasons(old) == [
+        ("nothing-installable", "torch 2.5.1 needs glibc >= 2.17 (this system has 2.12)"),
+    ]
+    assert fixes(old) == [
+        ("newer-os", "torch 2.5.1 needs glibc >= 2.17: move to a newer distribution (RHEL/Rocky "
+         "8+, Ubuntu 20.04+, Debian 11+) or run in a container built on one"),
+    ]  # fmt: skip
+
+
+def with_release(matrix: mx.Matrix, version: str, **changes: Any) -> mx.Matrix:
+    """``matrix`` with one release's fields changed."""
+    return dataclasses.replace(
+        matrix,
+        releases=tuple(
+            dataclasses.replace(r, **changes) if str(r.version) == version else r
+            for r in matrix.releases
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("pythons", "want"),
+    [
+        (("3.11", "3.12", "3.13", "3.14", "3.15", "3.14t", "3.15t"), "3.11–3.15"),  # as it is
+        (("3.11", "3.12", "3.14t"), "3.11–3.12"),  # two: both ends
+        (("3.12", "3.14t"), "3.12"),  # one: itself, not a span
+        (("3.14t", "3.15t"), "3.14t–3.15t"),  # only free-threaded ones: those
+    ],
+)
+def test_a_python_too_old_is_told_the_pythons_of_the_release_it_cannot_install(
+    pythons: tuple[str, ...], want: str
+) -> None:
+    """Python 3.10 with torch 2.15.0 pinned (it needs >= 3.11): the fix names the span of the
+    release's Pythons without the free-threaded ones, and the first of them for uv. The list
+    of 2.15.0's Pythons is cut here to reach one and two."""
+    m = with_release(M, "2.15.0", python=pythons)
+    p = plan(spec_facts(os="linux", python="3.10", glibc="2.35"), m, torch="2.15.0")
+    assert reasons(p) == [("nothing-installable", "torch 2.15.0 needs Python >=3.11")]
+    first = want.split("–")[0]
+    assert fixes(p)[-1] == (
+        "change-python", f"use Python {want} for torch 2.15.0 (e.g. `uv venv --python {first}`)"
+    )  # fmt: skip
+
+
+def test_a_free_threaded_python_is_not_told_of_free_threaded_wheels_a_release_lacks() -> None:
+    """Python 3.13t with torch 2.6.0 pinned (no free-threaded wheels yet): the fix names its
+    Pythons, and no free-threaded ones."""
+    p = plan(spec_facts(os="linux", python="3.13t", glibc="2.35"), torch="2.6.0")
+    assert reasons(p) == [("nothing-installable", "torch 2.6.0 has no wheel for Python 3.13t")]
+    assert fixes(p) == [
+        ("pin-torch", "torch 2.12.0 is the newest release that installs for Python 3.13t on "
+         "linux_x86_64: --torch 2.12.0"),
+        ("change-python", "use Python 3.9–3.13 for torch 2.6.0 (e.g. `uv venv --python 3.9`)"),
+    ]  # fmt: skip
+
+
+def test_only_the_newest_blocked_releases_get_an_interpreter_fix() -> None:
+    """Python 3.12 on macOS 13.6 (Apple Silicon), with torch 2.13.0's Python 3.12 wheel cut
+    from the data: 2.15.0–2.14.1 need macOS 14, 2.13.0 has no wheel for 3.12, 2.12.1–2.12.0
+    need macOS 14 again; 2.11.0 installs. Three reasons, one fix: the newest group's."""
+    r = next(r for r in M.releases if str(r.version) == "2.13.0")
+    cut = with_release(
+        M,
+        "2.13.0",
+        python=tuple(py for py in r.python if py != "3.12"),
+        pypi_files={t: tuple(pa for pa in pas if pa != "cp312-cp312")
+                    for t, pas in r.pypi_files.items()},
+    )  # fmt: skip
+    p = plan(spec_facts(os="macos", python="3.12", macos="13.6"), cut)
+    assert p.torch_version == "2.11.0"
+    assert [r for r in reasons(p) if r[0] == "newer-release-not-installable"] == [
+        ("newer-release-not-installable", "torch 2.14.1–2.15.0: needs macOS 14.0 or newer for "
+         "Python 3.12"),
+        ("newer-release-not-installable", "torch 2.13.0: has no wheel for Python 3.12"),
+        ("newer-release-not-installable", "torch 2.12.0–2.12.1: needs macOS 14.0 or newer for "
+         "Python 3.12"),
+    ]  # fmt: skip
+    assert fixes(p) == [("upgrade-os", "upgrade macOS to 14.0 or later for torch 2.15.0")]
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -873,6 +1087,18 @@ def test_under_rosetta_with_a_python_no_intel_mac_wheel_serves_the_same_fix_alon
          "matrix installs here"),
     ]  # fmt: skip
     assert (warnings(p), fixes(p)) == ([ROSETTA], [NATIVE])
+
+
+def test_under_rosetta_a_pin_past_the_intel_mac_wheels_ranks_the_native_python_first() -> None:
+    """torch 2.5.1 pinned under Rosetta: no macOS x86_64 wheel; the native Python (which gets
+    the newest torch with MPS) is ranked before the release this Python could install."""
+    p = plan(rosetta("3.11"), torch="2.5.1")
+    assert reasons(p) == [("nothing-installable", "torch 2.5.1 has no macos_x86_64 wheels")]
+    assert (warnings(p), fixes(p)) == (
+        [ROSETTA],
+        [NATIVE, ("pin-torch", "torch 2.2.2 is the newest release that installs for Python 3.11 "
+                  "on macos_x86_64: --torch 2.2.2")],
+    )  # fmt: skip
 
 
 # --- make_plan: what it says before any branch
