@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.version import Version
 
 from setup_env.decide.model import Plan, PlanError, PlanOptions
 from setup_env.decide.plan import facts_summary, make_plan, spec_facts
@@ -248,3 +249,30 @@ def test_the_summary_gives_a_compute_capability_for_nvidia_gpus_only() -> None:
     f = dataclasses.replace(spec_facts(os="linux"), rocm=RocmInfo(gpus=(mi300x,)))
     gpu = facts_summary(f)["gpus"][0]  # type: ignore[index]
     assert (gpu["vendor"], gpu["gfx_arch"], gpu["compute_capability"]) == ("amd", "gfx942", None)
+
+
+def wheels_on_glibc_2_39(matrix: mx.Matrix) -> mx.Matrix:
+    """The subset with torch 2.15.0's PyPI linux_x86_64 wheels retagged manylinux_2_39 (glibc
+    floor 2.39), as a release built on a newer glibc would be (altered to reach the boundary)."""
+    releases = []
+    for r in matrix.releases:
+        if str(r.version) == "2.15.0":
+            files = {
+                t.replace("manylinux_2_28_x86_64", "manylinux_2_39_x86_64"): pas
+                for t, pas in r.pypi_files.items()
+            }
+            floors = {**r.min_glibc, "linux_x86_64": Version("2.39")}
+            r = dataclasses.replace(r, pypi_files=files, min_glibc=floors)
+        releases.append(r)
+    return dataclasses.replace(matrix, releases=tuple(releases))
+
+
+@pytest.mark.parametrize(("glibc", "torch"), [("2.39", "2.15.0"), ("2.38", "2.14.1")])
+def test_a_python_known_by_its_version_alone_matches_wheels_up_to_the_systems_own_glibc(
+    glibc: str, torch: str
+) -> None:
+    """Past the glibc a described machine is otherwise assumed to have (2.35): PyPI's
+    manylinux_2_39 wheels install on glibc 2.39 and not on 2.38."""
+    f = spec_facts(os="linux", python="3.12", glibc=glibc, gpus=["RTX 4090"], driver="595.71.05")
+    p = make_plan(python(f, tags=()), PlanOptions(), wheels_on_glibc_2_39(M))
+    assert (p.status, p.torch_version, p.source) == ("ok", torch, "pypi")
