@@ -20,7 +20,7 @@ from packaging.version import Version
 
 from setup_env.decide.model import Plan, PlanError, PlanOptions
 from setup_env.decide.plan import facts_summary, make_plan, spec_facts
-from setup_env.facts import Facts, Gpu, JetsonInfo, RocmInfo
+from setup_env.facts import AppleInfo, Facts, Gpu, JetsonInfo, RocmInfo
 from setup_env.knowledge import gpus
 from setup_env.knowledge import matrix as mx
 
@@ -276,3 +276,35 @@ def test_a_python_known_by_its_version_alone_matches_wheels_up_to_the_systems_ow
     f = spec_facts(os="linux", python="3.12", glibc=glibc, gpus=["RTX 4090"], driver="595.71.05")
     p = make_plan(python(f, tags=()), PlanOptions(), wheels_on_glibc_2_39(M))
     assert (p.status, p.torch_version, p.source) == ("ok", torch, "pypi")
+
+
+# --- the GPUs of a described machine
+
+
+def test_each_described_gpu_keeps_its_place_in_the_list_under_its_vendor() -> None:
+    f = spec_facts(os="linux", gpus=["RTX 4090", "MI300X", " Arc A770 "])
+    assert f.nvidia is not None and f.rocm is not None and f.xpu is not None
+    assert f.gpus == (
+        Gpu(index=0, name="RTX 4090", vendor="nvidia", compute_capability="8.9", source="spec"),
+        Gpu(index=1, name="MI300X", vendor="amd", gfx_arch="gfx942", source="spec"),
+        Gpu(index=2, name="Arc A770", vendor="intel", source="spec"),
+    )
+    assert (f.nvidia.gpus, f.rocm.gpus, f.xpu.gpus) == ((f.gpus[0],), (f.gpus[1],), (f.gpus[2],))
+    assert f.apple is None
+
+
+@pytest.mark.parametrize(
+    ("gpus", "apple"),
+    [
+        ((), None),
+        (("M3",), AppleInfo(chip="Apple M3", generation=3, mps_eligible=True,
+                             sources={"chip": "spec"})),
+        (("M2 Max",), AppleInfo(chip="Apple M2 Max", generation=2, variant="Max",
+                                 mps_eligible=True, sources={"chip": "spec"})),
+    ],
+    ids=["none", "m3", "m2-max"],
+)  # fmt: skip
+def test_a_described_mac_has_apple_facts_only_when_its_chip_is_named(
+    gpus: tuple[str, ...], apple: AppleInfo | None
+) -> None:
+    assert spec_facts(os="macos", gpus=gpus).apple == apple
