@@ -20,7 +20,17 @@ from packaging.version import Version
 
 from setup_env.decide.model import Plan, PlanError, PlanOptions
 from setup_env.decide.plan import facts_summary, make_plan, spec_facts
-from setup_env.facts import AppleInfo, Facts, Gpu, JetsonInfo, RocmInfo
+from setup_env.facts import (
+    AppleInfo,
+    CpuInfo,
+    Facts,
+    Gpu,
+    JetsonInfo,
+    NvidiaInfo,
+    OSInfo,
+    RocmInfo,
+    XpuInfo,
+)
 from setup_env.knowledge import gpus
 from setup_env.knowledge import matrix as mx
 
@@ -308,3 +318,72 @@ def test_a_described_mac_has_apple_facts_only_when_its_chip_is_named(
     gpus: tuple[str, ...], apple: AppleInfo | None
 ) -> None:
     assert spec_facts(os="macos", gpus=gpus).apple == apple
+
+
+# --- the facts of a described machine whole: each says it came from the spec
+
+
+def test_a_described_linux_machine_is_the_facts_of_its_spec() -> None:
+    f = spec_facts(
+        os="linux", python="3.12", glibc="2.35", wsl=True, driver="595.71.05",
+        gpus=["RTX 4090", "MI300X", "Arc A770"],
+    )  # fmt: skip
+    assert f.os == OSInfo(
+        family="linux", libc="glibc", glibc="2.35", wsl=2, sources={"family": "spec"}
+    )
+    assert f.cpu == CpuInfo(architecture="x86_64", sources={"architecture": "spec"})
+    assert (f.python.version, f.python.free_threaded, f.python.machine) == ("3.12", False, "x86_64")
+    assert f.python.sources == {"version": "spec", "tags": "derived from the spec"}
+    assert f.python.tags[0] == "cp312-cp312-manylinux_2_35_x86_64"
+    nv, amd, intel = f.gpus
+    assert f.nvidia == NvidiaInfo(
+        driver_version="595.71.05", gpus=(nv,), sources={"driver_version": "spec", "gpus": "spec"}
+    )
+    assert f.rocm == RocmInfo(gpus=(amd,), sources={"gpus": "spec"})
+    assert f.xpu == XpuInfo(gpus=(intel,), sources={"gpus": "spec"})
+    assert (f.apple, f.jetson) == (None, None)
+    assert facts_summary(f)["wsl"] == 2
+
+
+@pytest.mark.parametrize(
+    ("spec", "os_info"),
+    [
+        ({"os": "macos", "macos": "14.5"},
+         OSInfo(family="darwin", macos_version="14.5", sources={"family": "spec"})),
+        ({"os": "windows"}, OSInfo(family="windows", sources={"family": "spec"})),
+        ({"os": "linux"}, OSInfo(family="linux", libc="glibc", sources={"family": "spec"})),
+    ],
+    ids=["macos", "windows", "linux-no-glibc"],
+)  # fmt: skip
+def test_only_a_described_linux_has_a_libc_and_a_machine_without_gpus_has_no_gpu_facts(
+    spec: dict[str, Any], os_info: OSInfo
+) -> None:
+    f = spec_facts(**spec)
+    assert f.os == os_info
+    assert (f.nvidia, f.rocm, f.xpu, f.apple) == (None, None, None, None)
+
+
+@pytest.mark.parametrize("gpu", ["MI300X", "Arc A770"])
+def test_an_amd_or_an_intel_gpu_alone_is_refused_on_a_described_mac(gpu: str) -> None:
+    assert refused(os="macos", gpus=[gpu]) == (
+        "--gpu: AMD/Intel GPUs are planned on linux or windows"
+    )
+
+
+GIVE = 'give a model ("RTX 5090", "MI300X") or an architecture (sm_120, gfx1100)'
+
+
+@pytest.mark.parametrize(
+    ("gpu", "closest"),
+    [
+        ("Quadro RTX 9000", "; closest known: Quadro RTX 8000, Quadro RTX 6000, Quadro RTX 5000"),
+        ("x" * 100, ""),
+    ],
+    ids=["near-three", "near-none"],
+)
+def test_an_unknown_gpu_is_refused_with_the_nearest_known_names_when_there_are_any(
+    gpu: str, closest: str
+) -> None:
+    assert refused(os="linux", gpus=[gpu]) == (
+        f"--gpu {gpu!r}: not a GPU the catalogue knows (gpu-unknown){closest}; {GIVE}"
+    )
