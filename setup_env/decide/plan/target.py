@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Optional
 from packaging.version import InvalidVersion, Version
 
 from setup_env._record import Record, record
+from setup_env.decide.model import PlanError
 from setup_env.facts import (
     AppleInfo,
     CpuInfo,
@@ -25,8 +26,7 @@ from setup_env.facts import (
 )
 
 if TYPE_CHECKING:
-    pass
-from setup_env.decide.model import PlanError
+    from setup_env.knowledge.gpus import GpuModel
 
 
 @record
@@ -260,13 +260,15 @@ def spec_facts(
     )
 
 
-def _spec_jetson(jetpack: str | None, model: object, os_name: str, arch: str) -> JetsonInfo | None:
+def _spec_jetson(
+    jetpack: str | None, model: GpuModel | None, os_name: str, arch: str
+) -> JetsonInfo | None:
     """``--jetpack 6.2`` with ``--gpu "Jetson AGX Orin"``: the Jetson of a what-if."""
     from setup_env.knowledge import gpus
 
     if jetpack is None:
         return None
-    if model is None or not isinstance(model, gpus.GpuModel):
+    if model is None:
         raise PlanError('--jetpack needs --gpu naming a Jetson module ("Jetson AGX Orin")')
     if os_name != "linux" or arch != "aarch64":
         raise PlanError("--jetpack: a Jetson is --os linux --arch aarch64")
