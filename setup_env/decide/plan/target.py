@@ -99,9 +99,9 @@ def _target(facts: Facts) -> _Target:
     os_name = {"darwin": "macos"}.get(fam, fam)
     from setup_env.knowledge.tags import machine_name
 
+    # (Linux's "arm64" is aarch64 to platform_key and platform_tags; t.arch itself is said
+    # only where there is no platform)
     arch = machine_name(facts.python.machine or facts.cpu.architecture or "")
-    if os_name == "linux" and arch == "arm64":
-        arch = "aarch64"
     hw = machine_name(facts.cpu.architecture or "")
     rosetta = bool(facts.python.rosetta) or (
         os_name == "macos" and arch == "x86_64" and hw in ("arm64", "aarch64")
