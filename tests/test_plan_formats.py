@@ -35,6 +35,9 @@ def test_a_mirror_named_for_a_plan_from_pypi_is_said_to_be_unused() -> None:
     cpu = make_plan(cpu_facts, PlanOptions(index_url=MIRROR), _bundled())
     assert cpu.source == "mirror" and cpu.command.endswith(f"--index-url {MIRROR}/cpu")
     assert not said(cpu, "mirror-unused")
+    # a mirror written with its trailing slash gets the same folder, one slash
+    slash = make_plan(cpu_facts, PlanOptions(index_url=MIRROR + "/"), _bundled())
+    assert slash.index_url == f"{MIRROR}/cpu" and slash.command == cpu.command
 
 
 def test_a_companion_without_a_wheel_for_this_interpreter_is_warned() -> None:

@@ -308,7 +308,8 @@ _URL = re.compile(r"^(https?)://([A-Za-z0-9.-]+(?::\d{1,5})?)((?:/[A-Za-z0-9._~%
 
 
 def check_index_url(url: str) -> str:
-    """A mirror base URL, validated (no credentials, query, spaces or shell characters)."""
+    """A mirror base URL, validated (no credentials, query, spaces or shell characters), given
+    back without its trailing slash (the index's folders are joined to it with one)."""
     if "@" in url:
         raise PlanError(
             "--index-url: credentials in the URL would be printed; put them in pip.conf/.netrc"

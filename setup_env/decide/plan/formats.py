@@ -38,10 +38,10 @@ def _finish(
     source = "pypi"
     if not via_pypi:
         if opts.index_url:
-            url = f"{check_index_url(opts.index_url).rstrip('/')}/{index_variant}"
+            url = f"{check_index_url(opts.index_url)}/{index_variant}"
             source = "mirror"
         else:
-            url = f"{ctx.matrix.index_url.rstrip('/')}/{index_variant}"
+            url = f"{ctx.matrix.index_url}/{index_variant}"  # validated: no trailing slash
             source = "index"
     elif opts.index_url:
         ctx.warn(

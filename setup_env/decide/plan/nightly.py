@@ -27,8 +27,6 @@ def _nightly_plan(ctx: _Ctx) -> Plan:
     variant: Variant
     if asked is not None:
         variant = asked
-    elif plat.startswith("macos"):
-        variant = CPU
     elif kind == "nvidia":
         newest = ctx.matrix.newest
         # the newest CUDA whose newest stable build runs every GPU
@@ -78,13 +76,12 @@ def _nightly_plan(ctx: _Ctx) -> Plan:
         f"({ctx.matrix.retrieved}); pin a stable release for anything that must keep working",
     )
     base = check_index_url(ctx.options.index_url) if ctx.options.index_url else ctx.matrix.index_url
-    url = f"{base.rstrip('/')}/nightly/{variant}"
+    url = f"{base}/nightly/{variant}"  # both validated without a trailing slash
     packages = ["torch", *[p for p in ctx.options.with_packages if p in COMPANIONS]]
     argv, command, config = _commands(ctx, packages, url, pre=True)
     return ctx.said(
         Plan(
-            status="ok",
-            torch_version=None,
+            status="ok",  # no torch_version: a nightly is whatever the index holds today
             variant=variant,
             index_url=url,
             requirements=tuple(packages),
@@ -94,7 +91,6 @@ def _nightly_plan(ctx: _Ctx) -> Plan:
             fixes=ctx.ranked(),
             details=ctx.details,
             platform=plat,
-            newest_torch=None,
             source="nightly",
         )
     )
