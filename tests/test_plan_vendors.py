@@ -121,6 +121,7 @@ def test_an_amd_gpu_of_unknown_gfx_is_not_said_to_be_carried_by_the_wheel() -> N
     p = plan(f)
     assert (p.status, p.torch_version, p.variant) == ("ok", "2.14.1", V("rocm7.14"))
     assert [c for c, _t in reasons(p)] == ["accelerator-build", "newest-release-blocked"]
+    assert [c for c, _t in warnings(p)] == ["glibc-unknown", "unverified-fit", "rocm-gfx-unknown"]
     assert warnings(p)[1:] == [
         UNVERIFIED_ROCM,
         ("rocm-gfx-unknown", "the AMD GPU's gfx target is unknown, so whether this ROCm wheel "
