@@ -111,23 +111,32 @@ def test_an_amd_gpu_named_without_its_gfx_is_checked_by_the_gfx_of_its_model() -
 def test_an_amd_gpu_of_unknown_gfx_is_not_said_to_be_carried_by_the_wheel() -> None:
     """A real report naming its GPU "Device 66a1" (no gfx, no known model), its Python line
     changed from 3.6 to 3.12 so that a release installs: the newest confirmed ROCm, and a warning
-    that the gfx is unchecked instead of a claim that the wheel carries it."""
+    that the GPU's gfx is unchecked instead of a claim that the wheel carries it. Beside an
+    MI300X (gfx942) the wheel is said to carry gfx942, and the unknown GPU is still named."""
     text = (REPORTS / "linux-rocm3.7-source-build-device-66a1.txt").read_text(encoding="utf-8")
     assert "Python version: 3.6 (64-bit runtime)" in text
     f = parse(text.replace("Python version: 3.6 (", "Python version: 3.12 (")).facts
     assert f.rocm is not None and [(g.name, g.gfx_arch) for g in f.rocm.gpus] == [
         ("Device 66a1", None)
     ]
+    unknown = (
+        "rocm-gfx-unknown",
+        "the gfx target of Device 66a1 is unknown, so whether this ROCm wheel carries it is not "
+        "checked: torch.cuda.get_arch_list() after install lists what it carries",
+    )
     p = plan(f)
     assert (p.status, p.torch_version, p.variant) == ("ok", "2.14.1", V("rocm7.14"))
     assert [c for c, _t in reasons(p)] == ["accelerator-build", "newest-release-blocked"]
     assert [c for c, _t in warnings(p)] == ["glibc-unknown", "unverified-fit", "rocm-gfx-unknown"]
-    assert warnings(p)[1:] == [
-        UNVERIFIED_ROCM,
-        ("rocm-gfx-unknown", "the AMD GPU's gfx target is unknown, so whether this ROCm wheel "
-         "carries it is not checked: torch.cuda.get_arch_list() after install lists what it "
-         "carries"),
-    ]  # fmt: skip
+    assert warnings(p)[1:] == [UNVERIFIED_ROCM, unknown]
+    mi300x = amd("MI300X").rocm
+    assert mi300x is not None
+    both = dataclasses.replace(f, rocm=dataclasses.replace(f.rocm, gpus=f.rocm.gpus + mi300x.gpus))
+    p = plan(both)
+    assert (p.torch_version, p.variant) == ("2.14.1", V("rocm7.14"))
+    assert reasons(p)[0][1].startswith("AMD GPU(s) Device 66a1, MI300X (gfx942): torch 2.14.1")
+    assert reasons(p)[2][1].startswith("torch 2.14.1+rocm7.14 carries gfx942 (PYTORCH_ROCM_ARCH")
+    assert warnings(p)[1:] == [UNVERIFIED_ROCM, unknown]
 
 
 def test_a_rocm_wheel_whose_gfx_list_the_data_lacks_is_warned_unchecked() -> None:

@@ -102,28 +102,33 @@ def _rocm_gfx_lines(
     ctx: _Ctx, version: str, variant: Variant, gfx_ids: list[str], blocked: list[str]
 ) -> None:
     from setup_env.decide.rocmplan import wheel_fit
+    from setup_env.probe.resolve import resolve_gpu
 
-    fit = wheel_fit(version, variant, gfx_ids)
-    if not gfx_ids:
-        # No AMD GPU's gfx target is known (a report naming "Device 66a1"): the wheel cannot be
-        # said to carry it.
+    # A GPU whose gfx target is unknown (a report naming "Device 66a1") cannot be said to be
+    # carried by the wheel: named apart, the others checked.
+    unknown = sorted({g.name for g in ctx.amd if not (g.gfx_arch or resolve_gpu(g).gfx)})
+    if unknown:
         ctx.warn(
             "rocm-gfx-unknown",
-            "the AMD GPU's gfx target is unknown, so whether this ROCm wheel carries it is not "
-            "checked: torch.cuda.get_arch_list() after install lists what it carries",
+            f"the gfx target of {', '.join(unknown)} is unknown, so whether this ROCm wheel "
+            "carries it is not checked: torch.cuda.get_arch_list() after install lists what it "
+            "carries",
         )
-    elif fit.fits:
-        ctx.reason(
-            "rocm-gfx-in-wheel",
-            f"torch {version}+{variant} carries {', '.join(gfx_ids)} (PYTORCH_ROCM_ARCH of "
-            f"PyTorch's build: {' '.join(fit.targets)})",
-        )
-    else:
-        ctx.warn(
-            "rocm-gfx-unchecked",
-            "the data doesn't list which gfx architectures this ROCm wheel carries: check "
-            "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after install)",
-        )
+    if gfx_ids:
+        fit = wheel_fit(version, variant, gfx_ids)
+        if fit.fits:
+            ctx.reason(
+                "rocm-gfx-in-wheel",
+                f"torch {version}+{variant} carries {', '.join(gfx_ids)} (PYTORCH_ROCM_ARCH of "
+                f"PyTorch's build: {' '.join(fit.targets)})",
+            )
+        else:
+            ctx.warn(
+                "rocm-gfx-unchecked",
+                "the data doesn't list which gfx architectures this ROCm wheel carries: check "
+                "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after "
+                "install)",
+            )
     if blocked:
         ctx.reason(
             "rocm-gfx-not-in-wheel",
