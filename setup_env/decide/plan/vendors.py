@@ -109,7 +109,7 @@ def _rocm_gfx_lines(
     unknown = sorted({g.name for g in ctx.amd if not (g.gfx_arch or resolve_gpu(g).gfx)})
     if unknown:
         ctx.warn(
-            "rocm-gfx-unknown",
+            "rocm-gpu-gfx-unknown",
             f"the gfx target of {', '.join(unknown)} is unknown, so whether this ROCm wheel "
             "carries it is not checked: torch.cuda.get_arch_list() after install lists what it "
             "carries",
