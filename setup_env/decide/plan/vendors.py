@@ -79,7 +79,7 @@ def _simple_accel(ctx: _Ctx, installable: list[Release], family: Literal["rocm",
             "rocm-linux-only", f"PyTorch publishes ROCm wheels for Linux x86_64 only, not {plat}"
         )
     elif family == "rocm" and gfx_blocked:
-        _rocm_gfx_none(ctx, installable, gfx_ids, gfx_blocked)
+        _rocm_gfx_none(ctx, gfx_ids, gfx_blocked)
     else:
         ctx.reason(
             "no-accelerator-build", f"no confirmed {family} build of torch fits this interpreter"
@@ -102,20 +102,33 @@ def _rocm_gfx_lines(
     ctx: _Ctx, version: str, variant: Variant, gfx_ids: list[str], blocked: list[str]
 ) -> None:
     from setup_env.decide.rocmplan import wheel_fit
+    from setup_env.probe.resolve import resolve_gpu
 
-    fit = wheel_fit(version, variant, gfx_ids)
-    if fit.fits:
-        ctx.reason(
-            "rocm-gfx-in-wheel",
-            f"torch {version}+{variant} carries {', '.join(gfx_ids)} (PYTORCH_ROCM_ARCH of "
-            f"PyTorch's build: {' '.join(fit.targets)})",
-        )
-    else:
+    # A GPU whose gfx target is unknown (a report naming "Device 66a1") cannot be said to be
+    # carried by the wheel: named apart, the others checked.
+    unknown = sorted({g.name for g in ctx.amd if not (g.gfx_arch or resolve_gpu(g).gfx)})
+    if unknown:
         ctx.warn(
-            "rocm-gfx-unchecked",
-            "the data doesn't list which gfx architectures this ROCm wheel carries: check "
-            "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after install)",
+            "rocm-gpu-gfx-unknown",
+            f"the gfx target of {', '.join(unknown)} is unknown, so whether this ROCm wheel "
+            "carries it is not checked: torch.cuda.get_arch_list() after install lists what it "
+            "carries",
         )
+    if gfx_ids:
+        fit = wheel_fit(version, variant, gfx_ids)
+        if fit.fits:
+            ctx.reason(
+                "rocm-gfx-in-wheel",
+                f"torch {version}+{variant} carries {', '.join(gfx_ids)} (PYTORCH_ROCM_ARCH of "
+                f"PyTorch's build: {' '.join(fit.targets)})",
+            )
+        else:
+            ctx.warn(
+                "rocm-gfx-unchecked",
+                "the data doesn't list which gfx architectures this ROCm wheel carries: check "
+                "that yours is in PyTorch's ROCm build (torch.cuda.get_arch_list() after "
+                "install)",
+            )
     if blocked:
         ctx.reason(
             "rocm-gfx-not-in-wheel",
@@ -123,9 +136,7 @@ def _rocm_gfx_lines(
         )
 
 
-def _rocm_gfx_none(
-    ctx: _Ctx, installable: list[Release], gfx_ids: list[str], blocked: list[str]
-) -> None:
+def _rocm_gfx_none(ctx: _Ctx, gfx_ids: list[str], blocked: list[str]) -> None:
     """No official ROCm wheel carries the GPU's gfx: CPU, with the ways out ranked."""
     from setup_env.decide.rocmplan import first_release_with, never_official, wheel_fit
 
@@ -147,7 +158,10 @@ def _rocm_gfx_none(
         rels = sorted((str(r.version) for r in ctx.matrix.releases), key=Version)
         variants = sorted({v for r in ctx.matrix.releases for v in r.index if v.is_rocm})
         first = first_release_with(g, rels, variants)
-        if first is not None:
+        # Only a GPU newer than the release planned on is served by a later torch; one whose
+        # wheels stopped carrying it (gfx906 after rocm7.2) or that no one wheel serves beside
+        # the others is not.
+        if first is not None and Version(first) > Version(rel_v):
             later[g] = first
     for g, first in later.items():
         ctx.fix(
@@ -184,10 +198,8 @@ def _cpu_plan(ctx: _Ctx, installable: list[Release], fallback: bool) -> Plan:
         av = rel.index.get(CPU, {}).get(plat)
         if av is not None and av.verified and ok_idx:
             return _cpu_done(ctx, rel, CPU, False, fallback, installable)
-        if pv is not None and ok_pypi and plat.startswith("linux") and not fallback:
-            # PyPI serves a CUDA build here and the cpu index is not confirmed for this
-            # release: the CUDA wheel also runs on CPU (just bigger).
-            continue
+        # Otherwise (on Linux PyPI serves a CUDA build, and the cpu index is not confirmed for
+        # this release) the next older release is tried.
     return _none(ctx, "no-cpu-build", "no CPU build of torch fits this interpreter either")
 
 
