@@ -256,7 +256,7 @@ def parse(text: str) -> Report:
         last_key = ""
     if python.grown():
         fields["Python version"] = python.value()
-    messages = read_messages(" ".join(lines[:end]))
+    messages = read_messages("\n".join(lines[:end]))
     # A fragment of a report counts too: two of collect_env's lines without the ones named here
     # ("Nvidia driver version:" and "cuDNN version:" alone, the rest of the paste cut away), or
     # the Intel GPUs it detected.

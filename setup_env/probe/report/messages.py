@@ -83,8 +83,12 @@ _M_ROCM = re.compile(r"HIP error: invalid device function|hipErrorNoBinaryForGpu
 
 
 def read_messages(text: str) -> tuple[TorchMessage, ...]:
-    """torch's messages in ``text`` (the paste joined into one line), in order of appearance,
-    each kind with the same values once."""
+    """torch's messages in ``text`` (the paste, its lines joined by line breaks or by spaces),
+    in order of appearance, each kind with the same values once. A message is read across line
+    breaks (an e-mail wrapped paste); the GPU a warning names is read from the warning's own
+    line, never from the end of the line above it."""
+    breaks = text
+    text = text.replace("\n", " ")  # the same positions, one line
     found: list[tuple[int, TorchMessage]] = []
     # The values of each message kept (its text aside): a set, so that a paste of thousands of
     # distinct messages is read in linear time (issue 18).
@@ -111,7 +115,10 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
         )
     for m in _M_ARCH.finditer(text) if "capability sm_" in text else ():
         cc = m.group(1)
-        nm = _M_NAME_BEFORE.search(text[max(0, m.start() - 100) : m.start()])
+        # The name ends the text before the warning, on its line (at most 100 characters back).
+        start = max(0, m.start() - 100)
+        start = max(start, breaks.rfind("\n", start, m.start()) + 1)
+        nm = _M_NAME_BEFORE.search(text[start : m.start()])
         gpu = " ".join(nm.group(1).split()) if nm else None
         add(
             m.start(),

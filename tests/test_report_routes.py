@@ -1,0 +1,263 @@
+"""The report reader's less travelled routes, each alone (issue 22): a message seen only once in
+the captured reports, a list's first item on its key's line, a GPU the catalogue does not know,
+a report read without a wheel matrix. On the real collect_env reports in
+tests/fixtures/collect_env (each with its .source); where a route needs a case no captured
+report shows, the report is cut or one line changed, and the test says which."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from setup_env.facts import Facts
+from setup_env.probe.report import parse
+from setup_env.probe.report.fields import MAX_GPUS
+from setup_env.probe.report.infer import UNKNOWN_NVIDIA
+
+FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
+
+
+def read(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def changed(text: str, old: str, new: str) -> str:
+    """`text` with its first `old` replaced by `new`; the change must land."""
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def without(text: str, *starts: str) -> str:
+    """`text` without the lines that start with one of `starts`; each must be there."""
+    lines = text.splitlines(keepends=True)
+    for s in starts:
+        assert any(x.startswith(s) for x in lines), s
+    return "".join(x for x in lines if not x.startswith(starts))
+
+
+def planning(text: str) -> Facts:
+    report = parse(text)
+    assert report.planning is not None
+    return report.planning
+
+
+# --- torch's messages --------------------------------------------------------------------------
+
+# The title of pytorch/pytorch#72957 (CUDA's error line), whose stored copy starts at the
+# report's library list: tail-only-conda-torch1.10.2-cu102-libraries.txt.
+CUDA_NO_KERNEL = (
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+)
+
+
+def test_cudas_no_kernel_image_error_is_read_and_means_a_loaded_nvidia_driver() -> None:
+    """CUDA's error comes from a driver that answered: with no GPU list, an NVIDIA GPU of
+    unknown model is inferred from it (not assumed), and the message is read once."""
+    tail = read("tail-only-conda-torch1.10.2-cu102-libraries.txt")
+    report = parse(CUDA_NO_KERNEL + "\n\n" + tail)
+    assert [(m.kind, m.text) for m in report.warnings] == [
+        ("no-kernel-image", "no kernel image is available for execution on the device")
+    ]
+    gpus = planning(CUDA_NO_KERNEL + "\n\n" + tail).gpus
+    assert [g.name for g in gpus] == [UNKNOWN_NVIDIA]
+    assert gpus[0].source == (
+        "inferred: torch's message comes from a loaded NVIDIA driver "
+        "(no kernel image is available for execution on the device)"
+    )
+    assert "gpus" not in {a.fact for a in report.assumptions}
+    # the same error twice (the traceback's line and its repetition) is one message
+    twice = parse(CUDA_NO_KERNEL + "\n" + CUDA_NO_KERNEL + "\n\n" + tail)
+    assert [m.kind for m in twice.warnings] == ["no-kernel-image"]
+    # the library list alone names no GPU: the machine is assumed to have none or one
+    assert "gpus" in {a.fact for a in parse(tail).assumptions}
+    assert parse(tail).warnings == ()
+
+
+def test_a_library_message_is_read_where_lower_casing_changes_the_texts_length() -> None:
+    """The loader's message in a paste holding a character whose lower case is two characters
+    (Turkish dotted capital I, U+0130: its lower case is "i" and a combining dot): the
+    library is still read, and only once. The paste's first word "I" is changed to "İ" (what a
+    Turkish keyboard types for a capital I)."""
+    text = read("message-cudnn-load-failed.txt")
+    turkish = changed(text, "I have cuDNN 8", "\u0130 have cuDNN 8")
+    assert len(turkish.lower()) == len(turkish) + 1
+    for paste in (text, turkish):
+        libs = [(m.kind, m.library) for m in parse(paste).warnings]
+        assert libs == [("library-load", "libcudnn_ops_infer.so.8")]
+
+
+def test_the_gpu_a_warning_names_is_read_from_the_warnings_own_line() -> None:
+    """torch's sm_120 warning (warning-only-rtx5090-sm120-torch2.0.1.txt) pasted below the
+    TITAN Xp report, whose paste ends cut inside a library line ("[pip3] to"): the GPU is the
+    one the warning's line names, no word of the line above it joins the name."""
+    warning = read("warning-only-rtx5090-sm120-torch2.0.1.txt")
+    report = read("linux-8x-titanxp-torch1.3-old.txt")
+    assert report.endswith("[pip3] to")
+    for paste in (warning, report + "\n" + warning):
+        (msg,) = [m for m in parse(paste).warnings if m.kind == "arch-not-compatible"]
+        assert (msg.gpu, msg.cc) == ("NVIDIA GeForce RTX 5090", "12.0")
+        assert msg.text.startswith("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 ")
+    names = [g.name for g in parse(report + "\n" + warning).facts.gpus]
+    assert names == ["TITAN Xp"] * 8 + ["NVIDIA GeForce RTX 5090"]
+
+
+# --- GPUs named by torch's warnings ----------------------------------------------------------
+
+
+def test_a_listed_gpu_the_catalogue_does_not_know_takes_its_capability_from_the_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The RTX 5090 D report (GPU list and torch's sm_120 warning naming the same GPU) read as
+    before the catalogue knew that GPU (the catalogue's fill made a no-op): the listed GPU
+    takes compute capability 12.0 from the warning and is not listed twice."""
+    text = read("linux-rtx5090d-cu126-sm120-warning.txt")
+    monkeypatch.setattr("setup_env.probe.resolve.fill", lambda gpu: gpu)
+    gpus = parse(text).facts.gpus
+    assert [(g.name, g.compute_capability, g.source) for g in gpus] == [
+        ("NVIDIA GeForce RTX 5090 D", "12.0", "collect_env")
+    ]
+    # the warning cut away: the listed GPU has no capability (nothing else gives it one)
+    cut = text[text.index("PyTorch version:") :]
+    assert [g.compute_capability for g in parse(cut).facts.gpus] == [None]
+
+
+@pytest.mark.parametrize(("listed", "read_as"), [(MAX_GPUS - 1, MAX_GPUS), (MAX_GPUS, MAX_GPUS)])
+def test_a_gpu_named_only_by_a_warning_joins_the_list_while_it_is_under_max_gpus(
+    listed: int, read_as: int
+) -> None:
+    """The 8 "GPU n: TITAN Xp" lines repeated to `listed` lines, and the RTX 5090 warning of
+    warning-only-rtx5090-sm120-torch2.0.1.txt pasted below the report: the GPU it names is
+    added after the list while the list holds fewer than MAX_GPUS GPUs, never past them."""
+    text = read("linux-8x-titanxp-torch1.3-old.txt")
+    eight = "".join(f"GPU {n}: TITAN Xp\n" for n in range(8))
+    many = "".join(f"GPU {n}: TITAN Xp\n" for n in range(listed))
+    text = changed(text, eight, many) + "\n" + read("warning-only-rtx5090-sm120-torch2.0.1.txt")
+    gpus = parse(text).facts.gpus
+    assert len(gpus) == read_as
+    assert ("NVIDIA GeForce RTX 5090" in {g.name for g in gpus}) == (listed < MAX_GPUS)
+    assert gpus[-1].index == read_as - 1
+
+
+# --- Jetson ----------------------------------------------------------------------------------
+
+
+def test_a_jetson_without_nvcc_has_no_jetpack_cuda() -> None:
+    """The Orin container report names its CUDA by nvcc ("CUDA runtime version: 12.2.140");
+    changed to "Could not collect" (a container without the toolkit): the Jetson is still
+    read from its GPU, with no CUDA and no source for one."""
+    text = read("jetson-orin-container-top-cut.txt")
+    jetson = parse(text).facts.jetson
+    assert jetson is not None and jetson.cuda == "12.2"
+    no_nvcc = changed(
+        text, "CUDA runtime version: 12.2.140", "CUDA runtime version: Could not collect"
+    )
+    jetson = parse(no_nvcc).facts.jetson
+    assert jetson is not None
+    assert (jetson.module, jetson.cuda, jetson.compute_capability) == ("Orin (nvgpu)", None, "8.7")
+    assert jetson.sources == {"module": "collect_env:GPU models and configuration"}
+
+
+# --- Intel GPU lists ------------------------------------------------------------------------
+
+
+def test_the_intel_onboard_lists_first_item_on_its_keys_line_is_read() -> None:
+    """The Max 1100 report (torch's own list cut after two of the system's eight GPUs) with the
+    line break after "Intel GPU models onboard:" lost: the eight GPUs are still read."""
+    text = read("linux-max1100-xpu-onboard-top-cut.txt")
+    first = "Intel GPU models onboard:\n* Intel(R) Data Center GPU Max 1100\n"
+    joined = changed(text, first, "Intel GPU models onboard: * Intel(R) Data Center GPU Max 1100\n")
+    for paste in (text, joined):
+        xpu = parse(paste).facts.xpu
+        assert xpu is not None
+        assert [g.name for g in xpu.gpus] == ["Intel(R) Data Center GPU Max 1100"] * 8
+        assert xpu.sources["gpus"] == "collect_env:Intel GPU models onboard"
+
+
+def test_the_intel_driver_lists_first_item_on_its_keys_line_is_read() -> None:
+    """The Windows B580 report with the line break after "Intel GPU driver version:" lost: the
+    display driver's version is still read."""
+    text = read("xpu-windows11-b580-torch2.13.txt")
+    first = "Intel GPU driver version:\n* 32.0.101.8826"
+    joined = changed(text, first, "Intel GPU driver version: * 32.0.101.8826")
+    for paste in (text, joined):
+        xpu = parse(paste).facts.xpu
+        assert xpu is not None and xpu.driver_version == "32.0.101.8826"
+        assert xpu.sources["driver_version"] == "collect_env:Intel GPU driver version"
+
+
+# --- the OS of a report without its OS lines ---------------------------------------------------
+
+
+def test_a_glibc_or_musl_libc_line_makes_a_report_without_os_lines_linux() -> None:
+    """The Debian report without its "OS:" and "Python platform:" lines: its "Libc version:
+    glibc-2.36" says Linux; the same line changed to musl's says Linux too; without the libc
+    line nothing names the OS and Linux is assumed (said as an assumption)."""
+    text = without(read("debian12-cpu-torch2.13.txt"), "OS:", "Python platform:")
+    for libc in ("glibc-2.36", "musl-1.2.5"):
+        report = parse(changed(text, "Libc version: glibc-2.36", f"Libc version: {libc}"))
+        assert report.facts.os.family == "linux"
+        assert report.facts.os.sources["family"] == (
+            f"inferred: Libc version: {libc} (glibc and musl are Linux's)"
+        )
+        assert "os" not in {a.fact for a in report.assumptions}
+    # a libc line naming neither (collect_env's "N/A" where platform.libc_ver() finds none)
+    report = parse(changed(text, "Libc version: glibc-2.36", "Libc version: N/A"))
+    assert report.facts.os.family == "other"
+    assert "os" in {a.fact for a in report.assumptions}
+
+
+def test_a_macos_site_packages_path_makes_a_report_without_os_lines_darwin() -> None:
+    """The macOS 10.12 report (its traceback's "/Users/.../site-packages/..." paths) without its
+    "OS:" line: the path says macOS, and the path is named."""
+    text = without(read("driver-missing-macos10.12-cuda9.2-source-cut.txt"), "OS:")
+    report = parse(text)
+    assert report.facts.os.family == "darwin"
+    assert report.facts.os.sources["family"].startswith("inferred: a macOS path (/Users/tesfaz1/")
+    assert "os" not in {a.fact for a in report.assumptions}
+
+
+# --- the driver a CUDA build implies ---------------------------------------------------------
+
+H100 = "linux-4x-h100-mig-details.txt"  # torch 2.4.0+cu121, CUDA available, no driver line
+
+
+def test_a_cuda_build_newer_than_the_matrix_knows_implies_no_driver_floor() -> None:
+    """The H100 report's build changed from CUDA 12.1 to 13.3 (a CUDA the bundled matrix does
+    not know): no driver floor is inferred, and the driver assumed is a current one with no
+    floor named; the matrix's newest CUDA (13.2) still gives its floor."""
+    text = read(H100)
+
+    def cuda(version: str) -> str:
+        tag = "cu" + version.replace(".", "")
+        out = changed(text, "PyTorch version: 2.4.0+cu121", f"PyTorch version: 2.4.0+{tag}")
+        return changed(
+            out, "CUDA used to build PyTorch: 12.1", f"CUDA used to build PyTorch: {version}"
+        )
+
+    report = parse(cuda("13.3"))
+    assert [e for e in report.evidence if e.fact == "driver"] == []
+    (driver,) = [a for a in report.assumptions if a.fact == "driver"]
+    assert driver.why == "the report has no driver version"
+    assert driver.alternative == "the driver is older than the planned build needs"
+    assert driver.alt == "driver-below-plan"
+    report = parse(cuda("13.2"))
+    floor = [e.value for e in report.evidence if e.fact == "driver"]
+    assert len(floor) == 1 and floor[0].startswith(">= ")
+    (driver,) = [a for a in report.assumptions if a.fact == "driver"]
+    assert driver.alt == "driver:" + floor[0][3:]
+
+
+def test_without_a_wheel_matrix_a_report_is_read_with_no_driver_inferred_or_assumed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The H100 report read where no wheel matrix can be loaded (knowledge.matrix.in_use gives
+    None): its GPUs and build are read, no driver floor is inferred and no driver assumed
+    (there is no newest CUDA to assume a driver for)."""
+    monkeypatch.setattr("setup_env.knowledge.matrix.in_use", lambda: None)
+    report = parse(read(H100))
+    assert [g.name for g in report.facts.gpus] == ["NVIDIA H100"] * 4
+    assert [e for e in report.evidence if e.fact == "driver"] == []
+    assert "driver" not in {a.fact for a in report.assumptions}
+    nvidia = planning(read(H100)).nvidia
+    assert nvidia is not None and nvidia.cuda_driver_version is None
