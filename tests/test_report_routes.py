@@ -93,12 +93,12 @@ def test_the_gpu_a_warning_names_is_read_from_the_warnings_own_line() -> None:
     one the warning's line names, no word of the line above it joins the name."""
     warning = read("warning-only-rtx5090-sm120-torch2.0.1.txt")
     report = read("linux-8x-titanxp-torch1.3-old.txt")
-    assert report.endswith("[pip3] to")
-    for paste in (warning, report + "\n" + warning):
+    assert report.endswith("\n[pip3] to\n")
+    for paste in (warning, report + warning):
         (msg,) = [m for m in parse(paste).warnings if m.kind == "arch-not-compatible"]
         assert (msg.gpu, msg.cc) == ("NVIDIA GeForce RTX 5090", "12.0")
         assert msg.text.startswith("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 ")
-    names = [g.name for g in parse(report + "\n" + warning).facts.gpus]
+    names = [g.name for g in parse(report + warning).facts.gpus]
     assert names == ["TITAN Xp"] * 8 + ["NVIDIA GeForce RTX 5090"]
 
 
