@@ -743,9 +743,9 @@ def test_a_library_torch_could_not_load() -> None:
     )
     f = found(facts_of(name))["library-load-failed"]
     assert (f.severity, f.title) == ("error", "torch could not load libcudnn_ops_infer.so.8")
+    # the loader's words from the file name nearest them (the line names the file twice)
     assert f.evidence == (
-        "torch says: libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared "
-        "object file [collect_env:warning]",
+        "torch says: libcudnn_ops_infer.so.8: cannot open shared object file [collect_env:warning]",
     )
     assert f.fix == (
         "reinstall torch so its own nvidia-* libraries come back, and drop system CUDA/cuDNN "

@@ -87,6 +87,62 @@ def test_a_library_message_is_read_where_lower_casing_changes_the_texts_length()
         assert libs == [("library-load", "libcudnn_ops_infer.so.8")]
 
 
+LOADER = "libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory"
+# pytorch/pytorch#131312's import error (as in test_report_rules.LIBRARY_ERRORS)
+CUSPARSE = (
+    "ImportError: /home/dp/anaconda3/envs/ComfyUI/lib/python3.11/site-packages/torch/lib/../"
+    "../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, "
+    "version libnvJitLink.so.12"
+)
+
+
+def libraries(text: str) -> list[str | None]:
+    return [m.library for m in parse(text).warnings if m.kind == "library-load"]
+
+
+def test_each_library_torch_could_not_load_is_read_in_the_order_pasted() -> None:
+    """The cuDNN loader message (message-cudnn-load-failed.txt) and the cuSPARSE import error
+    of pytorch/pytorch#131312 pasted one below the other: both libraries are read, in the
+    order pasted, each once (cuDNN's message names its file twice)."""
+    cudnn = read("message-cudnn-load-failed.txt")
+    assert LOADER in cudnn
+    assert libraries(cudnn + "\n" + CUSPARSE) == ["libcudnn_ops_infer.so.8", "libcusparse.so.12"]
+    assert libraries(CUSPARSE + "\n" + cudnn) == ["libcusparse.so.12", "libcudnn_ops_infer.so.8"]
+
+
+def test_a_library_message_at_the_very_start_of_a_paste_is_read_whole() -> None:
+    """The loader's line of message-cudnn-load-failed.txt pasted from its file name on (the
+    "Could not load library ... Error: " before it cut away): the name read is the whole file
+    name, its "lib" included."""
+    assert libraries(LOADER) == ["libcudnn_ops_infer.so.8"]
+    assert libraries(LOADER + "\n" + CUSPARSE) == ["libcudnn_ops_infer.so.8", "libcusparse.so.12"]
+
+
+def test_the_library_a_loader_message_names_is_the_file_nearest_its_words() -> None:
+    """The apex report's cuDNN lines (mid-report-driver535-cudnn-lines-only.txt, ending in the
+    path of libcudnn_adv_infer.so.8.5.0) with the loader's line of message-cudnn-load-failed.txt
+    (from its file name on) pasted below: the library that failed is the loader's
+    libcudnn_ops_infer.so.8, not the cuDNN file listed on the line above it; and in the
+    loader's whole line, which names the file twice, the text read starts at the second."""
+    apex = read("mid-report-driver535-cudnn-lines-only.txt")
+    assert apex.endswith("/libcudnn_adv_infer.so.8.5.0\n")
+    assert libraries(apex + LOADER) == ["libcudnn_ops_infer.so.8"]
+    (msg,) = parse(read("message-cudnn-load-failed.txt")).warnings
+    assert msg.text == LOADER[: LOADER.index(": No such")]
+
+
+def test_a_library_message_is_read_below_a_paste_that_starts_with_a_library_name() -> None:
+    """The apex report's cuDNN lines (mid-report-driver535-cudnn-lines-only.txt) from its
+    "cuDNN version:" line on, the driver line above it cut away, so that the paste starts with
+    "cuDNN", with the loader's line of message-cudnn-load-failed.txt (from its file name on)
+    below: the message is still read (the paths listed under "cuDNN version:" are none)."""
+    lines = read("mid-report-driver535-cudnn-lines-only.txt").splitlines(keepends=True)
+    assert lines[1].startswith("cuDNN version:")
+    fragment = "".join(lines[1:])
+    assert libraries(fragment + "\n" + LOADER) == ["libcudnn_ops_infer.so.8"]
+    assert libraries("".join(lines)) == []
+
+
 def test_the_gpu_a_warning_names_is_read_from_the_warnings_own_line() -> None:
     """torch's sm_120 warning (warning-only-rtx5090-sm120-torch2.0.1.txt) pasted below the
     TITAN Xp report, whose paste ends cut inside a library line ("[pip3] to"): the GPU is the

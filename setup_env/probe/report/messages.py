@@ -64,10 +64,15 @@ _M_MPS = re.compile(
     r"current PyTorch install was not built with MPS enabled",
     re.I,
 )
+# The file name, then at most 40 characters that start no other library name (the library is
+# the one nearest the phrase: a cuDNN path listed on the line above a loader message is not
+# the library that failed), then the phrase.
 _M_LIB = re.compile(
     r"((?:lib)?(?:nccl|cudnn\w{0,20}|cublas\w{0,10}|cudart|cusparse\w{0,10})"
-    r"(?:\.so[.\d]{0,12}|64_\d{1,3}\.dll))[\w ():'\\/.-]{0,40}?(?:cannot open shared object file|"
-    r"could not be found|not found|undefined symbol)",
+    r"(?:\.so[.\d]{0,12}|64_\d{1,3}\.dll))"
+    r"(?:(?!(?:nccl|cudnn|cublas|cudart|cusparse|lib(?:nccl|cudnn|cublas|cudart|cusparse)))"
+    r"[\w ():'\\/.-]){0,40}?(?:cannot open shared object file|could not be found|not found|"
+    r"undefined symbol)",
     re.I,
 )
 _LIB_NAMES = ("nccl", "cudnn", "cublas", "cudart", "cusparse")  # _M_LIB's names, lower case
