@@ -143,6 +143,57 @@ def test_a_library_message_is_read_below_a_paste_that_starts_with_a_library_name
     assert libraries("".join(lines)) == []
 
 
+@pytest.mark.parametrize(
+    ("found", "cuda"),
+    [("11040", "11.4"), ("11000", "11.0"), ("10010", "10.1"), ("12090", "12.9")],
+)
+def test_the_cuda_a_too_old_driver_runs_is_read_from_its_version_number(
+    found: str, cuda: str
+) -> None:
+    """torch's "too old (found version 11040)" (message-driver-too-old-11040-rtx3050.txt): the
+    number is CUDA's major times 1000 plus its minor times 10. The number changed to other
+    drivers' (R450's 11000, R418's 10010, R575's 12090) at the thousands boundary."""
+    text = read("message-driver-too-old-11040-rtx3050.txt")
+    msgs = parse(changed(text, "(found version 11040)", f"(found version {found})")).warnings
+    assert [(m.kind, m.cuda_driver) for m in msgs] == [("driver-too-old", cuda)]
+
+
+def test_messages_of_different_kinds_are_read_in_the_order_pasted() -> None:
+    """The too-old driver message (message-driver-too-old-11040-rtx3050.txt) and the cuDNN
+    loader message (message-cudnn-load-failed.txt) pasted one below the other, in both
+    orders: both are read, in the order pasted."""
+    driver = read("message-driver-too-old-11040-rtx3050.txt")
+    cudnn = read("message-cudnn-load-failed.txt")
+    kinds = [m.kind for m in parse(driver + "\n" + cudnn).warnings]
+    assert kinds == ["driver-too-old", "library-load"]
+    kinds = [m.kind for m in parse(cudnn + "\n" + driver).warnings]
+    assert kinds == ["library-load", "driver-too-old"]
+
+
+def test_a_warning_pasted_from_the_gpus_name_on_names_the_whole_gpu() -> None:
+    """torch's sm_120 warning (warning-only-rtx5090-sm120-torch2.0.1.txt, indented by two
+    spaces) pasted without its indentation, so that the GPU's name opens the paste: the name
+    is read whole."""
+    text = read("warning-only-rtx5090-sm120-torch2.0.1.txt")
+    assert text.startswith("  NVIDIA GeForce RTX 5090 with")
+    for paste in (text, text[2:]):
+        (msg,) = [m for m in parse(paste).warnings if m.kind == "arch-not-compatible"]
+        assert msg.gpu == "NVIDIA GeForce RTX 5090"
+
+
+def test_a_warning_cut_before_its_gpus_name_names_no_gpu() -> None:
+    """The same warning cut before "with CUDA capability" (the GPU's name lost), alone and
+    below the TITAN Xp report's cut last line: no GPU name is read (the line above gives none),
+    the capability still is."""
+    text = read("warning-only-rtx5090-sm120-torch2.0.1.txt")
+    cut = text[text.index("with CUDA capability") :]
+    report = read("linux-8x-titanxp-torch1.3-old.txt")
+    for paste in (cut, report + cut):
+        (msg,) = [m for m in parse(paste).warnings if m.kind == "arch-not-compatible"]
+        assert (msg.gpu, msg.cc) == (None, "12.0")
+        assert msg.text.startswith("with CUDA capability sm_120 is not compatible")
+
+
 def test_the_gpu_a_warning_names_is_read_from_the_warnings_own_line() -> None:
     """torch's sm_120 warning (warning-only-rtx5090-sm120-torch2.0.1.txt) pasted below the
     TITAN Xp report, whose paste ends cut inside a library line ("[pip3] to"): the GPU is the
