@@ -314,6 +314,51 @@ def test_a_glibc_or_musl_libc_line_makes_a_report_without_os_lines_linux() -> No
     assert "os" in {a.fact for a in report.assumptions}
 
 
+def test_cudnns_windows_loader_message_is_read_and_its_dll_makes_the_os_windows() -> None:
+    """cuDNN's loader message on Windows (message-cudnn-dll-load-failed-windows.txt, quoted with
+    ">" as in pytorch/pytorch#46312): the DLL is read as the library torch could not load, the
+    DLL says Windows (inferred, the DLL named), and an NVIDIA GPU is assumed from it (CUDA's
+    library, no GPU list). Its Linux twin (message-cudnn-load-failed.txt) says Linux."""
+    report = parse(read("message-cudnn-dll-load-failed-windows.txt"))
+    assert [(m.kind, m.library, m.text) for m in report.warnings] == [
+        (
+            "library-load",
+            "cudnn_ops_infer64_8.dll",
+            "Could not load library cudnn_ops_infer64_8.dll",
+        )
+    ]
+    assert report.facts.os.family == "windows"
+    assert report.facts.os.sources["family"] == (
+        "inferred: torch's message names a Windows DLL (cudnn_ops_infer64_8.dll)"
+    )
+    (gpus,) = [a for a in report.assumptions if a.fact == "gpus"]
+    assert gpus.why == (
+        "torch failed to load CUDA's cudnn_ops_infer64_8.dll; the report has no GPU list"
+    )
+    linux = parse(read("message-cudnn-load-failed.txt")).facts.os
+    assert linux.family == "linux"
+    assert linux.sources["family"] == (
+        "inferred: torch's message names a Linux shared library (libcudnn_ops_infer.so.8)"
+    )
+
+
+def test_a_windows_site_packages_path_makes_a_report_without_os_lines_windows() -> None:
+    """The Windows 11 report (NumPy's warning above it names "C:\\Users\\...\\site-packages\\
+    torch\\...") without its "OS:" and "Python platform:" lines: the path says Windows, and the
+    path (not the warning's line) is named, its middle elided past 90 characters."""
+    text = without(
+        read("windows11-cpu-build-torch2.8dev-xpu-fields.txt"), "OS:", "Python platform:"
+    )
+    path = (
+        "C:\\Users\\user\\miniforge3\\envs\\py310\\lib\\site-packages\\torch\\_subclasses\\"
+        "functional_tensor.py:279:"
+    )
+    assert path + " UserWarning" in text and len(path) > 90
+    family = parse(text).facts.os
+    assert family.family == "windows"
+    assert family.sources["family"] == f"inferred: a Windows path ({path[:40]}…{path[-45:]})"
+
+
 def test_a_macos_site_packages_path_makes_a_report_without_os_lines_darwin() -> None:
     """The macOS 10.12 report (its traceback's "/Users/.../site-packages/..." paths) without its
     "OS:" line: the path says macOS, and the path is named."""

@@ -82,7 +82,13 @@ _LIB_ENDS = (
     "not found",
     "undefined symbol",
 )
-_M_LIB2 = re.compile(r"(?:Could not load library|Unable to load) (lib\w{2,30}\.so[.\d]{0,12})")
+# The loader's "Could not load library libcudnn_ops_infer.so.8." (Linux) and "Could not load
+# library cudnn_ops_infer64_8.dll. Error code 126" (Windows: cuDNN's DLLs are named
+# <name>64_<major>.dll).
+_M_LIB2 = re.compile(
+    r"(?:Could not load library|Unable to load) "
+    r"(lib\w{2,30}\.so[.\d]{0,12}|[A-Za-z]\w{1,30}64_\d{1,3}\.dll)"
+)
 _M_NO_DRIVER = re.compile(r"Found no NVIDIA driver on your system")
 _M_ROCM = re.compile(r"HIP error: invalid device function|hipErrorNoBinaryForGpu")
 
