@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from setup_env.facts import Facts
+from setup_env.knowledge.cuda import driver_fit
+from setup_env.knowledge.matrix import in_use
 from setup_env.probe.report import parse
 from setup_env.probe.report.fields import MAX_GPUS
 from setup_env.probe.report.infer import UNKNOWN_NVIDIA
@@ -413,3 +415,33 @@ def test_without_a_wheel_matrix_a_report_is_read_with_no_driver_inferred_or_assu
     assert "driver" not in {a.fact for a in report.assumptions}
     nvidia = planning(read(H100)).nvidia
     assert nvidia is not None and nvidia.cuda_driver_version is None
+
+
+def test_the_driver_floor_a_windows_report_implies_is_windows_drivers() -> None:
+    """The Windows 11 GTX 1050 Ti report (torch 2.0.1+cu117, CUDA available) without its
+    "Nvidia driver version:" line: the driver floor inferred is CUDA 11.7's for Windows drivers
+    (their numbering differs from Linux's), as the matrix's CUDA rules give it."""
+    text = without(read("windows11-gtx1050ti-cu117.txt"), "Nvidia driver version:")
+    matrix = in_use()
+    assert matrix is not None
+    fit = driver_fit(None, "11.7", "windows", matrix.cuda)
+    floor = fit.mvc_floor or fit.toolkit_min
+    assert floor != driver_fit(None, "11.7", "linux", matrix.cuda).toolkit_min
+    report = parse(text)
+    assert [e.value for e in report.evidence if e.fact == "driver"] == [f">= {floor}"]
+    (driver,) = [a for a in report.assumptions if a.fact == "driver"]
+    assert driver.alt == f"driver:{floor}"
+
+
+def test_the_driver_assumed_runs_the_newest_cuda_the_matrix_knows() -> None:
+    """The H100 report (no driver line): the driver assumed is one that runs the matrix's
+    newest CUDA, and the facts planned from carry that CUDA as the driver's."""
+    matrix = in_use()
+    assert matrix is not None
+    newest = max(matrix.cuda, key=lambda k: tuple(int(x) for x in k.split(".")))
+    report = parse(read(H100))
+    (driver,) = [a for a in report.assumptions if a.fact == "driver"]
+    assert driver.value == f"a current NVIDIA driver (one that runs CUDA {newest})"
+    nvidia = planning(read(H100)).nvidia
+    assert nvidia is not None and nvidia.cuda_driver_version == newest
+    assert nvidia.sources["cuda_driver_version"] == "assumed: a current driver"
