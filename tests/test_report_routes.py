@@ -445,3 +445,19 @@ def test_the_driver_assumed_runs_the_newest_cuda_the_matrix_knows() -> None:
     nvidia = planning(read(H100)).nvidia
     assert nvidia is not None and nvidia.cuda_driver_version == newest
     assert nvidia.sources["cuda_driver_version"] == "assumed: a current driver"
+
+
+def test_a_site_packages_path_cut_before_its_root_names_no_os() -> None:
+    """The CentOS 7 report (torch's warning above it names "`home/python3_env/.../python3.6/
+    site-packages/...", the path's leading "/" lost to the paste's backtick) without its "OS:",
+    "Libc version:" and "Python platform:" lines: the cut path is rooted nowhere, so it names no
+    OS: Linux is assumed (and said), not inferred."""
+    text = read("driver-missing-centos7-cu110-cut-at-cuda.txt")
+    assert text.startswith("`home/python3_env/venv-py3/lib/python3.6/site-packages/")
+    report = parse(without(text, "OS:", "Libc version:", "Python platform:"))
+    assert report.facts.os.family == "other"
+    assert "os" in {a.fact for a in report.assumptions}
+    # the same path with its root (the backtick dropped): a Linux path
+    rooted = parse(without(text[1:].replace("home/", "/home/", 1), "OS:", "Libc version:"))
+    assert rooted.facts.os.family == "linux"
+    assert rooted.facts.os.sources["family"].startswith("inferred: a Linux path (/home/")
