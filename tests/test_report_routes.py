@@ -71,6 +71,12 @@ def test_cudas_no_kernel_image_error_is_read_and_means_a_loaded_nvidia_driver() 
     # the same error twice (the traceback's line and its repetition) is one message
     twice = parse(CUDA_NO_KERNEL + "\n" + CUDA_NO_KERNEL + "\n\n" + tail)
     assert [m.kind for m in twice.warnings] == ["no-kernel-image"]
+    # above and below the cuDNN loader message: each keeps its place
+    cudnn = read("message-cudnn-load-failed.txt")
+    kinds = [m.kind for m in parse(CUDA_NO_KERNEL + "\n" + cudnn).warnings]
+    assert kinds == ["no-kernel-image", "library-load"]
+    kinds = [m.kind for m in parse(cudnn + "\n" + CUDA_NO_KERNEL).warnings]
+    assert kinds == ["library-load", "no-kernel-image"]
     # the library list alone names no GPU: the machine is assumed to have none or one
     assert "gpus" in {a.fact for a in parse(tail).assumptions}
     assert parse(tail).warnings == ()
@@ -194,6 +200,56 @@ def test_a_warning_cut_before_its_gpus_name_names_no_gpu() -> None:
         (msg,) = [m for m in parse(paste).warnings if m.kind == "arch-not-compatible"]
         assert (msg.gpu, msg.cc) == (None, "12.0")
         assert msg.text.startswith("with CUDA capability sm_120 is not compatible")
+
+
+# Each real message alone: the kind and the values read from it.
+MESSAGES = [
+    ("message-driver-too-old-11040-rtx3050.txt", "driver-too-old", {"cuda_driver": "11.4"}),
+    (
+        "warning-only-rtx5090-sm120-torch2.0.1.txt",
+        "arch-not-compatible",
+        {
+            "gpu": "NVIDIA GeForce RTX 5090",
+            "cc": "12.0",
+            "arches": ("sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"),
+        },
+    ),
+    # torch 1.x's form: "The minimum cuda capability supported by this library is 3.7."
+    (
+        "warning-only-gt720-capability-3.5.txt",
+        "gpu-too-old",
+        {"gpu": "GeForce GT 720", "cc": "3.5", "min_cc": "3.7", "max_cc": None},
+    ),
+    # torch 2.x's form: "Minimum and Maximum ... is (8.0) - (12.0)", a GPU above the maximum
+    (
+        "warning-only-dgx-spark-gb10-cc12.1.txt",
+        "gpu-too-new",
+        {"gpu": "NVIDIA GB10", "cc": "12.1", "min_cc": "8.0", "max_cc": "12.0"},
+    ),
+    ("message-803-unsupported-driver-combination.txt", "device-count-error", {"error": 803}),
+    ("message-mps-macos26.txt", "mps-unavailable", {"min_macos": "14.0"}),
+    ("message-hip-invalid-device-function-5700xt.txt", "rocm-no-kernel", {}),
+    ("driver-missing-centos7-cu110-cut-at-cuda.txt", "no-driver", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "kind", "values"), MESSAGES)
+def test_each_message_is_read_into_its_kind_and_values(
+    name: str, kind: str, values: dict[str, object]
+) -> None:
+    (msg,) = [m for m in parse(read(name)).warnings if m.kind == kind]
+    assert {k: getattr(msg, k) for k in values} == values
+
+
+@pytest.mark.parametrize(("name", "kind"), [(n, k) for n, k, _ in MESSAGES])
+def test_each_message_keeps_its_place_beside_another(name: str, kind: str) -> None:
+    """Each real message pasted above and below the cuDNN loader message
+    (message-cudnn-load-failed.txt): the messages are read in the order pasted."""
+    text, cudnn = read(name), read("message-cudnn-load-failed.txt")
+    kinds = [m.kind for m in parse(text + "\n" + cudnn).warnings]
+    assert kinds.index(kind) < kinds.index("library-load")
+    kinds = [m.kind for m in parse(cudnn + "\n" + text).warnings]
+    assert kinds.index("library-load") < kinds.index(kind)
 
 
 def test_the_gpu_a_warning_names_is_read_from_the_warnings_own_line() -> None:
