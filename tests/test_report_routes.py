@@ -16,6 +16,7 @@ from setup_env.knowledge.matrix import in_use
 from setup_env.probe.report import parse
 from setup_env.probe.report.fields import MAX_GPUS
 from setup_env.probe.report.infer import UNKNOWN_NVIDIA
+from setup_env.probe.report.model import Evidence
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
 
@@ -519,3 +520,20 @@ def test_a_site_packages_path_cut_before_its_root_names_no_os() -> None:
     )
     assert rooted.facts.os.family == "linux"
     assert rooted.facts.os.sources["family"].startswith("inferred: a Linux path (/home/")
+
+
+def test_a_cuda_build_named_only_by_its_library_line_is_a_cuda_build() -> None:
+    """The library list of pytorch/pytorch#72957 alone (tail-only-conda-torch1.10.2-cu102-
+    libraries.txt: "[pip3] torch==1.10.2+cu102"-like lines, no "CUDA used to build" line): the
+    torch named is evidence with its build, and being a CUDA build it was installed for an
+    NVIDIA GPU, which is assumed (not "no GPU")."""
+    report = parse(read("tail-only-conda-torch1.10.2-cu102-libraries.txt"))
+    assert [e for e in report.evidence if e.fact == "torch"] == [
+        Evidence("torch", "1.10.2 (cu102)", "collect_env:[pip3]")
+    ]
+    (gpus,) = [a for a in report.assumptions if a.fact == "gpus"]
+    assert (gpus.value, gpus.why, gpus.alt) == (
+        "an NVIDIA GPU",
+        "torch 1.10.2 is a CUDA build, installed for an NVIDIA GPU; the report has no GPU list",
+        "gpus:none",
+    )
