@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from setup_env.facts import Facts
+from setup_env.facts import Facts, Note
 from setup_env.knowledge.cuda import driver_fit
 from setup_env.knowledge.matrix import in_use
 from setup_env.probe.report import parse
@@ -536,4 +536,66 @@ def test_a_cuda_build_named_only_by_its_library_line_is_a_cuda_build() -> None:
         "an NVIDIA GPU",
         "torch 1.10.2 is a CUDA build, installed for an NVIDIA GPU; the report has no GPU list",
         "gpus:none",
+    )
+
+
+# --- notes -------------------------------------------------------------------------------------
+
+
+def _notes(text: str, code: str) -> list[Note]:
+    return [n for n in parse(text).facts.notes if n.code == code]
+
+
+def test_a_jetson_is_noted_from_its_l4t_kernel_or_nvidias_torch_build() -> None:
+    """The AGX Orin report (kernel 5.10.120-tegra, torch 2.0.0a0+ec3941ad.nv23.02): the note
+    names both; the Orin Nano report without torch names the kernel alone; the AGX Orin report
+    without its "Python platform:" line (no kernel) is still noted, from its torch build."""
+    orin = read("jetson-agx-orin-nv23.02.txt")
+    build = "torch 2.0.0a0+ec3941ad.nv23.02 is NVIDIA's Jetson build"
+    assert _notes(orin, "jetson") == [
+        Note(
+            "jetson",
+            f"an NVIDIA Jetson (L4T kernel 5.10.120-tegra; {build})",
+            "collect_env:Python platform",
+            "info",
+        )
+    ]
+    (nano,) = _notes(read("jetson-orin-nano-no-torch.txt"), "jetson")
+    assert nano.message == "an NVIDIA Jetson (L4T kernel 5.10.216-tegra)"
+    (no_kernel,) = _notes(without(orin, "Python platform:"), "jetson")
+    assert no_kernel.message == f"an NVIDIA Jetson (L4T kernel ?; {build})"
+    assert _notes(read("debian12-cpu-torch2.13.txt"), "jetson") == []
+
+
+def test_each_message_is_a_note_of_its_kind() -> None:
+    """The 803 message (message-803-unsupported-driver-combination.txt) is a note of its kind,
+    with the message's text, from the pasted warning."""
+    (msg,) = parse(read("message-803-unsupported-driver-combination.txt")).warnings
+    notes = _notes(
+        read("message-803-unsupported-driver-combination.txt"), "torch-message-device-count-error"
+    )
+    assert notes == [
+        Note("torch-message-device-count-error", msg.text, "collect_env:warning", "info")
+    ]
+
+
+@pytest.mark.parametrize(("listed", "noted"), [(MAX_GPUS - 1, False), (MAX_GPUS + 1, True)])
+def test_a_gpu_list_longer_than_max_gpus_is_noted(listed: int, noted: bool) -> None:
+    """The 8 "GPU n: TITAN Xp" lines repeated to `listed` lines: past MAX_GPUS the note says
+    only the first MAX_GPUS were read; under it, no note."""
+    text = read("linux-8x-titanxp-torch1.3-old.txt")
+    eight = "".join(f"GPU {n}: TITAN Xp\n" for n in range(8))
+    many = "".join(f"GPU {n}: TITAN Xp\n" for n in range(listed))
+    notes = _notes(changed(text, eight, many), "collect-env-gpus-capped")
+    assert notes == (
+        [
+            Note(
+                "collect-env-gpus-capped",
+                f"the GPU list is longer than a machine's: its first {MAX_GPUS} GPUs are read",
+                "collect_env:GPU models and configuration",
+                "info",
+            )
+        ]
+        if noted
+        else []
     )
