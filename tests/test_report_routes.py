@@ -13,7 +13,7 @@ import pytest
 from setup_env.facts import Facts, Note
 from setup_env.knowledge.cuda import driver_fit
 from setup_env.knowledge.matrix import in_use
-from setup_env.probe.report import parse
+from setup_env.probe.report import CollectEnvError, parse
 from setup_env.probe.report.fields import MAX_GPUS
 from setup_env.probe.report.infer import UNKNOWN_NVIDIA
 from setup_env.probe.report.model import Evidence
@@ -599,3 +599,49 @@ def test_a_gpu_list_longer_than_max_gpus_is_noted(listed: int, noted: bool) -> N
         if noted
         else []
     )
+
+
+# --- what counts as a report -----------------------------------------------------------------
+
+
+def test_two_of_collect_envs_lines_are_a_report_one_alone_is_not() -> None:
+    """The apex fragment (mid-report-driver535-cudnn-lines-only.txt: the "Nvidia driver
+    version:" and "cuDNN version:" lines, neither among the lines that make a report alone) is
+    read; either line cut away, the one left is refused."""
+    lines = read("mid-report-driver535-cudnn-lines-only.txt").splitlines(keepends=True)
+    assert parse("".join(lines)).fields.keys() == {"Nvidia driver version", "cuDNN version"}
+    for cut in (lines[:1], lines[1:]):
+        with pytest.raises(CollectEnvError):
+            parse("".join(cut))
+
+
+def test_a_torch_library_line_alone_is_a_report_another_library_is_not() -> None:
+    """Single lines of pytorch/pytorch#72957's library list: pip's "torch==1.10.2" and conda's
+    "pytorch 1.10.2 py3.7_cuda10.2..." are each read as a report of that torch; numpy's line
+    alone is refused."""
+    tail = read("tail-only-conda-torch1.10.2-cu102-libraries.txt").splitlines()
+    pip = next(x for x in tail if x.startswith("[pip3] torch=="))
+    conda = next(x for x in tail if x.startswith("[conda] pytorch "))
+    numpy = next(x for x in tail if x.startswith("[pip3] numpy=="))
+    for line in (pip, conda):
+        torch = parse(line + "\n").facts.package("torch")
+        assert torch is not None and torch.version == "1.10.2", line
+        assert parse(line + "\n").layout == "pytorch"
+    with pytest.raises(CollectEnvError):
+        parse(numpy + "\n")
+
+
+def test_torchs_list_of_detected_xpus_alone_is_a_report() -> None:
+    """The XPU CI log (xpu-ci-log-timestamps-max1100-cut-before-python.txt) from its "Intel GPU
+    models detected:" line on: torch's own list of the Intel GPUs is a report of them."""
+    text = read("xpu-ci-log-timestamps-max1100-cut-before-python.txt")
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, x in enumerate(lines) if "Intel GPU models detected:" in x)
+    detected = "".join(
+        x for x in lines[at:] if "Intel GPU models detected:" in x or "_XpuDeviceProperties(" in x
+    )
+    report = parse(detected)
+    assert report.fields.keys() == {"Intel GPU models detected"}
+    xpu = report.facts.xpu
+    assert xpu is not None and len(xpu.gpus) >= 1
+    assert {g.name for g in xpu.gpus} == {"Intel(R) Data Center GPU Max 1100"}
