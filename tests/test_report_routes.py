@@ -645,3 +645,21 @@ def test_torchs_list_of_detected_xpus_alone_is_a_report() -> None:
     xpu = report.facts.xpu
     assert xpu is not None and len(xpu.gpus) >= 1
     assert {g.name for g in xpu.gpus} == {"Intel(R) Data Center GPU Max 1100"}
+
+
+def test_a_report_ends_where_a_second_begins_only_after_five_of_its_lines() -> None:
+    """The Windows GTX 1050 Ti report cut after its first four key lines (PyTorch version to
+    "ROCM used to build"), then the H100 report pasted whole: four lines are a fragment, so the
+    second report's lines are read into it (its H100); cut after its fifth ("OS:"), the first
+    report is whole enough to end where the second begins, and none of the H100's lines mix in
+    (the first is cut before its GPU list: no GPU)."""
+    a = read("windows11-gtx1050ti-cu117.txt")
+    b = read("linux-h100-cu130-driver570.txt")
+    four = a[
+        : a.index("ROCM used to build PyTorch: N/A\n") + len("ROCM used to build PyTorch: N/A\n")
+    ]
+    five = a[: a.index("OS: Microsoft Windows 11 Pro\n") + len("OS: Microsoft Windows 11 Pro\n")]
+    assert [g.name for g in parse(four + b).facts.gpus] == ["NVIDIA H100 80GB HBM3"]
+    assert parse(four + b).facts.package("torch").version == "2.0.1+cu117"  # type: ignore[union-attr]
+    facts = parse(five + b).facts
+    assert facts.gpus == () and facts.os.family == "windows"
