@@ -663,3 +663,33 @@ def test_a_report_ends_where_a_second_begins_only_after_five_of_its_lines() -> N
     assert parse(four + b).facts.package("torch").version == "2.0.1+cu117"  # type: ignore[union-attr]
     facts = parse(five + b).facts
     assert facts.gpus == () and facts.os.family == "windows"
+
+
+# --- evidence --------------------------------------------------------------------------------
+
+
+def test_each_fact_a_report_states_is_evidence_from_its_line() -> None:
+    """The Debian report: its OS, Python, "Is CUDA available" and "Is XPU available" lines are
+    each evidence, with the line named; a paste without those lines (pytorch/pytorch#72957's
+    library list) has none of them, not an "other" OS; a driver known only from torch's
+    message is evidence from the warning, the OS its path implies evidence once, inferred."""
+    facts = {"os", "python", "cuda_available", "xpu_available", "driver"}
+
+    def evidence(name: str) -> list[Evidence]:
+        return [e for e in parse(read(name)).evidence if e.fact in facts]
+
+    assert evidence("debian12-cpu-torch2.13.txt") == [
+        Evidence("os", "linux", "collect_env:OS"),
+        Evidence("python", "3.11.7", "collect_env:Python version"),
+        Evidence("cuda_available", "False", "collect_env:Is CUDA available"),
+        Evidence("xpu_available", "False", "collect_env:Is XPU available"),
+    ]
+    assert evidence("tail-only-conda-torch1.10.2-cu102-libraries.txt") == []
+    old = evidence("linux-driver-too-old-9010-cu102.txt")
+    assert [(e.fact, e.value) for e in old] == [
+        ("driver", "supports CUDA 9.1"),
+        ("os", "linux"),
+        ("python", "3.8"),
+    ]
+    assert old[0].source == "collect_env:warning"
+    assert old[1].source.startswith("inferred: a Linux path (")
