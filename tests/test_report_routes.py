@@ -693,3 +693,135 @@ def test_each_fact_a_report_states_is_evidence_from_its_line() -> None:
     ]
     assert old[0].source == "collect_env:warning"
     assert old[1].source.startswith("inferred: a Linux path (")
+
+
+# --- what a report implies, and what it leaves open, route by route ---------------------------
+
+ASSUMED_OS = ("os", "Linux (x86_64)", "os:windows")
+ASSUMED_PYTHON = ("python", "Python 3.12", "python:3.9")
+ASSUMED_DRIVER = (
+    "driver",
+    "a current NVIDIA driver (one that runs CUDA 13.2)",
+    "driver-below-plan",
+)
+ANY_NVIDIA = ("gpus", "an NVIDIA GPU", "gpus:none")
+UNLOADED = ("gpus", "an NVIDIA GPU whose driver is missing or not loaded", "gpus:none")
+
+
+@pytest.mark.parametrize(
+    ("name", "gpu", "assumed"),
+    [
+        # ROCm's HIP message alone: an AMD GPU answered; OS and Python left open
+        (
+            "message-hip-invalid-device-function-5700xt.txt",
+            ("AMD GPU (model not in the report)", "amd", "inferred: torch's HIP message comes"),
+            [ASSUMED_OS, ASSUMED_PYTHON],
+        ),
+        # prose naming "my Intel Arc A770" above a report cut before its Python line
+        (
+            "xpu-fedora40-a770-no-torch-cut.txt",
+            ("Intel Arc A770", "intel", "inferred: the text names it (Using the latest"),
+            [ASSUMED_PYTHON],
+        ),
+        # torch's "Found no NVIDIA driver" beside a +cu110 build: a GPU whose driver is not
+        # loaded
+        (
+            "driver-missing-centos7-cu110-cut-at-cuda.txt",
+            (
+                "NVIDIA GPU (model not in the report)",
+                "nvidia",
+                "assumed: the report shows GPU intent (torch says: Found no NVIDIA driver",
+            ),
+            [UNLOADED],
+        ),
+        # an empty driver line beside a CUDA build and a toolkit
+        (
+            "driver-missing-ubuntu20-cu113-toolkit-no-gpu-list.txt",
+            (
+                "NVIDIA GPU (model not in the report)",
+                "nvidia",
+                "assumed: the report shows GPU intent (torch 1.10.2 is built with CUDA 11.3; a "
+                "CUDA toolkit 11.3 (nvcc) is installed)",
+            ),
+            [UNLOADED],
+        ),
+        # cuDNN's Windows loader message alone: a GPU for CUDA's library, a current driver
+        (
+            "message-cudnn-dll-load-failed-windows.txt",
+            (
+                "NVIDIA GPU (model not in the report)",
+                "nvidia",
+                "assumed: torch failed to load CUDA's cudnn_ops_infer64_8.dll",
+            ),
+            [ANY_NVIDIA, ASSUMED_DRIVER, ASSUMED_PYTHON],
+        ),
+        # a CUDA build torch saw no GPU for, the report cut before its driver line
+        (
+            "vllm-omni-cu128-no-cuda-truncated.txt",
+            None,
+            [("gpus", "no NVIDIA GPU (torch saw none)", "gpus:nvidia")],
+        ),
+    ],
+)
+def test_each_route_of_inference_on_its_report(
+    name: str, gpu: tuple[str, str, str] | None, assumed: list[tuple[str, str, str]]
+) -> None:
+    report = parse(read(name))
+    gpus = planning(read(name)).gpus
+    if gpu is None:
+        assert gpus == ()
+    else:
+        ((got_name, vendor, source),) = [(g.name, g.vendor, g.source or "") for g in gpus]
+        assert (got_name, vendor) == gpu[:2]
+        assert source.startswith(gpu[2]), source
+    assert [(a.fact, a.value, a.alt) for a in report.assumptions] == assumed
+
+
+def test_a_missing_driver_is_noted_with_the_reports_gpu_intent() -> None:
+    """The Ubuntu report (empty driver line, a +cu113 build, a CUDA 11.3 toolkit): the note
+    names the driver line and each sign of GPU intent with its line; the CentOS report
+    (torch's "Found no NVIDIA driver"): the note starts with torch's words, from the warning."""
+    (note,) = [
+        n
+        for n in planning(read("driver-missing-ubuntu20-cu113-toolkit-no-gpu-list.txt")).notes
+        if n.code == "no-nvidia-driver"
+    ]
+    assert note.message.split("; ") == [
+        "Nvidia driver version: Could not collect [collect_env:Nvidia driver version]",
+        "torch 1.10.2 is built with CUDA 11.3 [collect_env:CUDA used to build PyTorch]",
+        "a CUDA toolkit 11.3 (nvcc) is installed "
+        "[collect_env:CUDA runtime version (nvcc --version)]",
+    ]
+    assert (note.source, note.severity) == ("collect_env:Nvidia driver version", "info")
+    (note,) = [
+        n
+        for n in planning(read("driver-missing-centos7-cu110-cut-at-cuda.txt")).notes
+        if n.code == "no-nvidia-driver"
+    ]
+    assert note.message.split("; ") == [
+        "torch says: Found no NVIDIA driver on your system [collect_env:warning]",
+        "torch 1.7.0+cu110 is a CUDA build from PyTorch's index [collect_env:PyTorch version]",
+    ]
+    assert note.source == "collect_env:warning"
+
+
+@pytest.mark.parametrize(
+    ("name", "family", "machine"),
+    [
+        ("tail-only-conda-torch1.10.2-cu102-libraries.txt", "linux", "x86_64"),
+        ("message-cudnn-dll-load-failed-windows.txt", "windows", "AMD64"),
+    ],
+)
+def test_a_report_without_its_python_line_is_planned_for_the_commonest_python(
+    name: str, family: str, machine: str
+) -> None:
+    """A paste without a Python line or a site-packages path: Python 3.12 on the OS's commonest
+    machine (x86_64 on Linux, AMD64 on Windows), each said as assumed."""
+    facts = planning(read(name))
+    assert (facts.os.family, facts.python.version, facts.python.machine) == (
+        family,
+        "3.12",
+        machine,
+    )
+    assert facts.python.sources["version"] == "assumed: Python 3.12"
+    assert parse(read(name)).facts.python.version == ""
