@@ -825,3 +825,15 @@ def test_a_report_without_its_python_line_is_planned_for_the_commonest_python(
     )
     assert facts.python.sources["version"] == "assumed: Python 3.12"
     assert parse(read(name)).facts.python.version == ""
+
+
+def test_a_rocm_builds_cuda_available_names_no_nvidia_gpu() -> None:
+    """The WSL ROCm 6.2 report (torch 2.5.1+rocm6.2, "Is CUDA available: True": HIP answers
+    torch.cuda) without its GPU line: no NVIDIA GPU is inferred from CUDA being available, and
+    the machine is not assumed to have no GPU (a ROCm build was installed for an AMD one)."""
+    text = without(read("wsl2-rocm62-rx7900xt.txt"), "GPU models and configuration:")
+    report = parse(text)
+    assert report.cuda_available is True
+    assert planning(text).gpus == ()
+    assert [a.fact for a in report.assumptions] == []
+    assert [e.fact for e in report.evidence if e.fact == "gpus"] == []
