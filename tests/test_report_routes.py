@@ -837,3 +837,32 @@ def test_a_rocm_builds_cuda_available_names_no_nvidia_gpu() -> None:
     assert planning(text).gpus == ()
     assert [a.fact for a in report.assumptions] == []
     assert [e.fact for e in report.evidence if e.fact == "gpus"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "missing"),
+    [
+        # a whole report: nothing missing
+        ("debian12-cpu-torch2.13.txt", ()),
+        # collect_env without its driver line (the line was cut away)
+        ("linux-4x-h100-mig-details.txt", ("driver",)),
+        # an empty driver line is the driver said absent, not missing
+        ("driver-missing-ubuntu20-cu113-toolkit-no-gpu-list.txt", ()),
+        # an XPU build from before collect_env listed Intel GPUs ("Is XPU available" absent)
+        ("windows11-xpu-torch2.7.1.txt", ("gpus",)),
+        # macOS has no GPU list or NVIDIA driver to miss
+        ("macos14-x86_64-email-reply.txt", ()),
+        # torch known from its library line, the driver's CUDA from torch's message; without an
+        # OS nothing says a driver line is due
+        ("tail-only-conda-torch1.10.2-cu102-libraries.txt", ("os", "python", "gpus")),
+        ("linux-driver-too-old-9010-cu102.txt", ("os", "python", "gpus")),
+        # a GPU named by torch's warning is no missing GPU list
+        ("warning-only-dgx-spark-gb10-cc12.1.txt", ("torch", "os", "python")),
+        # a report cut above its torch line
+        ("jetson-orin-container-top-cut.txt", ("torch",)),
+        # cut before its Python line, the GPU list and the driver line
+        ("xpu-fedora40-a770-no-torch-cut.txt", ("python", "gpus", "driver")),
+    ],
+)
+def test_what_a_report_lacks_is_named_and_nothing_else(name: str, missing: tuple[str, ...]) -> None:
+    assert parse(read(name)).missing == missing
