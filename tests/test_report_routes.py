@@ -850,8 +850,11 @@ def test_a_rocm_builds_cuda_available_names_no_nvidia_gpu() -> None:
         ("driver-missing-ubuntu20-cu113-toolkit-no-gpu-list.txt", ()),
         # an XPU build from before collect_env listed Intel GPUs ("Is XPU available" absent)
         ("windows11-xpu-torch2.7.1.txt", ("gpus",)),
-        # macOS has no GPU list or NVIDIA driver to miss
+        # macOS has no GPU list or NVIDIA driver to miss (a GPU line there, or none)
         ("macos14-x86_64-email-reply.txt", ()),
+        ("driver-missing-macos10.12-cuda9.2-source-cut.txt", ("python",)),
+        # a source build of unknown variant without "Is XPU available" (collect_env before 2.8)
+        ("linux-xpu-vllm-source-build.txt", ("gpus",)),
         # torch known from its library line, the driver's CUDA from torch's message; without an
         # OS nothing says a driver line is due
         ("tail-only-conda-torch1.10.2-cu102-libraries.txt", ("os", "python", "gpus")),
