@@ -869,3 +869,62 @@ def test_a_rocm_builds_cuda_available_names_no_nvidia_gpu() -> None:
 )
 def test_what_a_report_lacks_is_named_and_nothing_else(name: str, missing: tuple[str, ...]) -> None:
     assert parse(read(name)).missing == missing
+
+
+# --- layout: where blocks end ------------------------------------------------------------------
+
+ROCM = "wsl2-rocm62-rx7900xt.txt"  # "GPU models and configuration: AMD Radeon RX 7900 XT (gfx1100)"
+
+
+@pytest.mark.parametrize("close", ["~~~", "</details>"])
+def test_a_tilde_fence_or_a_closing_details_tag_ends_the_gpu_list(close: str) -> None:
+    """The ROCm report cut after its GPU line, a "~~~" fence or "</details>" closing there, and
+    the report's own first line (its shell prompt) pasted after it: the prompt is no GPU (on a
+    ROCm build every line of the GPU list would be an AMD GPU)."""
+    text = read(ROCM)
+    gpu = "GPU models and configuration: AMD Radeon RX 7900 XT (gfx1100)\n"
+    prompt = "(xinf) root@DESKTOP-ESRGKIB:~/vllm# python3 collect_env.py \n"
+    assert prompt in text
+    closed = text[: text.index(gpu) + len(gpu)] + close + "\n" + prompt
+    rocm = parse(closed).facts.rocm
+    assert rocm is not None
+    assert [g.name for g in rocm.gpus] == ["AMD Radeon RX 7900 XT"]
+
+
+def test_an_email_wrapped_python_line_open_in_its_brackets_is_joined() -> None:
+    """The macOS 14 e-mail reply wraps its Python line inside "[Clang 15.0.0 ...]" (its
+    parentheses balanced, its bracket open): the next line is joined to the value."""
+    fields = parse(read("macos14-x86_64-email-reply.txt")).fields
+    assert fields["Python version"] == (
+        "3.10.13 (main, Dec 22 2023, 22:08:50) [Clang 15.0.0 (clang-1500.1.0.2.5)] (64-bit runtime)"
+    )
+
+
+def test_a_cudnn_list_directly_above_the_library_lines_ends_at_the_first_of_them() -> None:
+    """The apex report's cuDNN lines (mid-report-driver535-cudnn-lines-only.txt) with the
+    library lines of pytorch/pytorch#72957 pasted directly below them (the lines between cut
+    away): the library lines are libraries, not cuDNN files, and the cuDNN version stands."""
+    apex = read("mid-report-driver535-cudnn-lines-only.txt")
+    libs = read("tail-only-conda-torch1.10.2-cu102-libraries.txt")
+    libs = libs[libs.index("[pip3]") :]
+    report = parse(apex + libs)
+    assert report.libraries["numpy"] == "1.21.5"
+    torch = report.facts.package("torch")
+    assert torch is not None and torch.version == "1.10.2"
+    assert [t.cudnn_version for t in parse(apex + libs).facts.toolkits] == [
+        t.cudnn_version for t in parse(apex).facts.toolkits
+    ]
+
+
+def test_a_second_report_pasted_below_the_firsts_cpu_block_does_not_mix_in() -> None:
+    """The H100 report cut inside its CPU block, the Windows GTX 1050 Ti report pasted whole
+    below: the second report's "PyTorch version:" line ends the first inside the CPU block too,
+    so none of its libraries or GPUs are read into the first."""
+    a = read("linux-h100-cu130-driver570.txt")
+    b = read("windows11-gtx1050ti-cu117.txt")
+    cpu = a.index("\nCPU:\n")
+    cut = a[: a.index("\n", a.index("Model name:", cpu)) + 1]
+    report = parse(cut + b)
+    assert [g.name for g in report.facts.gpus] == ["NVIDIA H100 80GB HBM3"]
+    assert report.libraries == {}
+    assert report.facts.os.family == "linux"
