@@ -928,3 +928,13 @@ def test_a_second_report_pasted_below_the_firsts_cpu_block_does_not_mix_in() -> 
     assert [g.name for g in report.facts.gpus] == ["NVIDIA H100 80GB HBM3"]
     assert report.libraries == {}
     assert report.facts.os.family == "linux"
+
+
+def test_a_loader_message_is_read_whatever_the_case_of_its_words() -> None:
+    """The loader's line of message-cudnn-load-failed.txt (from its file name on) with its
+    words capitalised ("Cannot Open Shared Object File", as a log that title-cases them would
+    print them): the library is read, as in the original."""
+    assert libraries(LOADER) == ["libcudnn_ops_infer.so.8"]
+    title = LOADER.replace("cannot open shared object file", "Cannot Open Shared Object File")
+    assert title != LOADER
+    assert libraries(title) == ["libcudnn_ops_infer.so.8"]

@@ -165,8 +165,9 @@ def read_messages(text: str) -> tuple[TorchMessage, ...]:
         add(m.start(), TorchMessage("device-count-error", snip(m), error=int(m.group(1))))
     for m in _M_MPS.finditer(text) if "mps " in low else ():
         add(m.start(), TorchMessage("mps-unavailable", snip(m), min_macos=m.group(1) or m.group(2)))
-    libs = ("cannot open shared object" in text or "undefined symbol" in text) or (
-        "could not be found" in text or " not found" in text
+    # _M_LIB ignores case: so does its cheap test (in the lower-cased text)
+    libs = ("cannot open shared object" in low or "undefined symbol" in low) or (
+        "could not be found" in low or " not found" in low
     )
     for m in _lib_matches(text, low) if libs else ():
         add(m.start(), TorchMessage("library-load", snip(m), library=m.group(1)))
