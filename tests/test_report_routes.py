@@ -693,6 +693,13 @@ def test_each_fact_a_report_states_is_evidence_from_its_line() -> None:
     ]
     assert old[0].source == "collect_env:warning"
     assert old[1].source.startswith("inferred: a Linux path (")
+    # each GPU listed is evidence, from the GPU list; one named by torch's warning, from it
+    gpus = [e for e in parse(read(H100)).evidence if e.fact == "gpus"]
+    assert gpus == [Evidence("gpus", "NVIDIA H100", "collect_env")] * 4
+    gpus = [e for e in parse(read("warning-only-gt720-capability-3.5.txt")).evidence]
+    assert [e for e in gpus if e.fact == "gpus"] == [
+        Evidence("gpus", "GeForce GT 720", "collect_env:warning")
+    ]
 
 
 # --- what a report implies, and what it leaves open, route by route ---------------------------
