@@ -945,3 +945,19 @@ def test_a_loader_message_is_read_whatever_the_case_of_its_words() -> None:
     title = LOADER.replace("cannot open shared object file", "Cannot Open Shared Object File")
     assert title != LOADER
     assert libraries(title) == ["libcudnn_ops_infer.so.8"]
+
+
+def test_cudnns_windows_loader_message_keeps_its_place_beside_another() -> None:
+    """cuDNN's Windows loader message (message-cudnn-dll-load-failed-windows.txt) and the too-old
+    driver message (message-driver-too-old-11040-rtx3050.txt) pasted one below the other, in
+    both orders: both are read, in the order pasted."""
+    dll = read("message-cudnn-dll-load-failed-windows.txt")
+    driver = read("message-driver-too-old-11040-rtx3050.txt")
+    assert [m.kind for m in parse(dll + "\n" + driver).warnings] == [
+        "library-load",
+        "driver-too-old",
+    ]
+    assert [m.kind for m in parse(driver + "\n" + dll).warnings] == [
+        "driver-too-old",
+        "library-load",
+    ]
