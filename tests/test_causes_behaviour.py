@@ -757,6 +757,17 @@ def test_a_library_torch_could_not_load() -> None:
     assert twice[0].title == "torch could not load libcudnn_ops_infer.so.8"
 
 
+def test_a_dll_torch_could_not_load_on_windows_is_fixed_through_path() -> None:
+    """cuDNN's Windows loader message (message-cudnn-dll-load-failed-windows.txt): Windows has no
+    LD_LIBRARY_PATH and its wheels no nvidia-* packages; the DLLs are torch's own, found on PATH."""
+    f = found(facts_of("message-cudnn-dll-load-failed-windows.txt"))["library-load-failed"]
+    assert f.title == "torch could not load cudnn_ops_infer64_8.dll"
+    assert f.fix == (
+        "reinstall torch so the CUDA and cuDNN DLLs in its torch\\lib folder come back, and take "
+        "other CUDA/cuDNN folders off PATH"
+    )
+
+
 def test_a_rocm_build_without_code_for_the_gpu() -> None:
     """HIP's "invalid device function" on a 5700 XT whose report names no gfx target: this AMD
     GPU; with its target known (gfx1010, added to the report's GPU), the target by name."""

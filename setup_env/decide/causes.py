@@ -372,8 +372,12 @@ def findings(
                     "error",
                     f"torch could not load {m.library}",
                     evidence=(f"torch says: {m.text} [collect_env:warning]",),
-                    fix="reinstall torch so its own nvidia-* libraries come back, and drop system "
-                    "CUDA/cuDNN directories from LD_LIBRARY_PATH",
+                    # Windows wheels carry their CUDA DLLs in torch\lib and find others on PATH
+                    fix="reinstall torch so the CUDA and cuDNN DLLs in its torch\\lib folder "
+                    "come back, and take other CUDA/cuDNN folders off PATH"
+                    if facts.os.family == "windows"
+                    else "reinstall torch so its own nvidia-* libraries come back, and drop "
+                    "system CUDA/cuDNN directories from LD_LIBRARY_PATH",
                 )
             )
             break
