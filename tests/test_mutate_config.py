@@ -171,3 +171,15 @@ def test_again_keeps_the_results_through_prepare(tmp_path: Path) -> None:
     assert f"pytest_add_cli_args_test_selection = {json.dumps(tests)}" in (
         (tmp_path / "pyproject.toml").read_text()
     )
+
+
+def test_a_module_without_functions_has_no_mutants_not_a_failure(tmp_path: Path) -> None:
+    """mutmut mutates function bodies only: a file of records and imports gives no mutant, and
+    mutmut then stops with an error that is not the run failing."""
+    meta = tmp_path / "mutants" / "setup_env" / "probe" / "report" / "model.py.meta"
+    assert not MUTATE.no_mutants(tmp_path)  # no run at all is not "no mutants"
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps({"exit_code_by_key": {}, "hash_by_function_name": {}}))
+    assert MUTATE.no_mutants(tmp_path)
+    meta.write_text(json.dumps({"exit_code_by_key": {"setup_env.x__mutmut_1": None}}))
+    assert not MUTATE.no_mutants(tmp_path)
