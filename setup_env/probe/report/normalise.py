@@ -14,10 +14,10 @@ _LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z ")
 def _clean_line(raw: str) -> str:
     """One pasted line without its end, a CI log's timestamp and Markdown reply quoting ("> ",
     "> > ", ">x"). Linear in the line's length."""
-    line = raw.rstrip("\r\n").rstrip()
+    line = raw.rstrip()  # the line end is whitespace too
     if line[:2] == "20":
-        line = _LOG_STAMP.sub("", line, count=1)
-    return _QUOTE.sub("", line, count=1)
+        line = _LOG_STAMP.sub("", line)  # anchored: one match at most, as _QUOTE's
+    return _QUOTE.sub("", line)
 
 
 def decode(data: bytes) -> str:
@@ -29,10 +29,12 @@ def decode(data: bytes) -> str:
         return data.decode("utf-16", errors="replace")
     head = data[:4096]
     if len(head) >= 4:
-        # ASCII text in UTF-16 has a NUL in every other byte.
-        odd, even = head[1::2], head[0::2]
-        if odd.count(0) > len(odd) * 0.4 and even.count(0) == 0:
+        # ASCII text in UTF-16 has a NUL in every other byte; the other side has one only for a
+        # character whose low byte is 0 (Chinese lscpu's 最 is U+6700), never as many.
+        odd_bytes, even_bytes = head[1::2], head[0::2]
+        odd, even = odd_bytes.count(0), even_bytes.count(0)
+        if odd > len(odd_bytes) * 0.4 and even * 4 < odd:
             return data.decode("utf-16-le", errors="replace")
-        if even.count(0) > len(even) * 0.4 and odd.count(0) == 0:
+        if even > len(even_bytes) * 0.4 and odd * 4 < even:
             return data.decode("utf-16-be", errors="replace")
     return data.decode("utf-8", errors="replace")
