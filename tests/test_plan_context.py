@@ -100,6 +100,43 @@ def test_a_trap_whose_own_glibc_the_system_meets_is_not_said() -> None:
     )
 
 
+# --- the driver known by the CUDA it supports
+
+
+def _h100(cuda: str | None) -> Facts:
+    """An H100 whose driver version is unknown and whose driver supports CUDA ``cuda`` (13.1 is
+    what the ubuntu-h100-590 capture's nvidia-smi says beside driver 590.48.01)."""
+    f = spec_facts(os="linux", python="3.12", glibc="2.35", gpus=["H100"])
+    assert f.nvidia is not None
+    return dataclasses.replace(f, nvidia=dataclasses.replace(f.nvidia, cuda_driver_version=cuda))
+
+
+def test_a_driver_known_only_by_its_cuda_is_judged_by_that_cuda() -> None:
+    """torch 2.15.0's cu132 (CUDA 13.2.2, driver 595.71.05, MVC from 580): a driver for CUDA
+    13.2 runs it fully, one for 13.1 through minor-version compatibility, and each is named by
+    its CUDA (no version to name); with neither known the driver is taken as absent."""
+    full = plan(_h100("13.2"))
+    assert (full.torch_version, str(full.variant), full.driver_compat) == (
+        "2.15.0",
+        "cu132",
+        "full",
+    )
+    assert reasons(full)[1:] == [
+        ("driver-full", "the NVIDIA driver for CUDA 13.2 supports CUDA 13.2 (needs >= 595.71.05)")
+    ]
+    mvc = plan(_h100("13.1"))
+    assert (mvc.torch_version, str(mvc.variant), mvc.driver_compat) == ("2.15.0", "cu132", "mvc")
+    assert list(zip(mvc.warning_codes, mvc.warnings)) == [(
+        "driver-mvc",
+        "driver for CUDA 13.1 is older than CUDA 13.2.2's own driver (595.71.05); the wheel runs "
+        "through CUDA minor-version compatibility (>= 580): PyTorch's prebuilt kernels work, PTX "
+        "JIT and the newest CUDA APIs do not",
+    )]  # fmt: skip
+    absent = plan(_h100(None))
+    assert (absent.torch_version, absent.driver_compat) == ("2.15.0", "no-driver")
+    assert absent.warning_codes == ("driver-absent",)
+
+
 # --- the macOS floor of the wheels this interpreter takes
 
 
