@@ -155,12 +155,13 @@ def test_python_3_13_on_an_old_mac_is_told_the_floor_of_its_cp313_none_wheel() -
 def test_the_floor_said_is_that_of_this_interpreters_own_wheels() -> None:
     """torch 2.10.0 (bundled matrix): Python 3.10-3.13 wheels from macOS 11.0, Python 3.14 and
     3.14t wheels from macOS 14.0; a Mac on 13.6 installs it for 3.13, and is told 14.0 for
-    3.14 and 3.14t."""
+    3.14 and 3.14t, and to upgrade macOS to that (not to the release's 11.0)."""
     for python in ("3.14", "3.14t"):
         p = plan(spec_facts(os="macos", python=python, macos="13.6"), BUNDLED, torch="2.10.0")
         assert reasons(p) == [
             ("nothing-installable", f"torch 2.10.0 needs macOS 14.0 or newer for Python {python}")
         ]
+        assert fixes(p)[-1] == ("upgrade-os", "upgrade macOS to 14.0 or later for torch 2.10.0")
     ok = plan(spec_facts(os="macos", python="3.13", macos="13.6"), BUNDLED, torch="2.10.0")
     assert (ok.status, ok.torch_version) == ("ok", "2.10.0")
 

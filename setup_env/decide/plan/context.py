@@ -174,29 +174,36 @@ def _why_no_wheel(rel: Release, t: _Target, plat: str) -> str:
         label = f"{py}{'t' if t.free_threaded else ''}"
         if label not in rel.python:
             return f"has no wheel for {t.py_label}"
-        if plat == "macos_arm64" and plat in rel.min_macos:
-            from setup_env.knowledge.tags import floor_of_tag
-
-            # the oldest macOS of the wheels this interpreter takes (torch 2.6-2.8's Python 3.13
-            # wheels for macOS are tagged cp313-none)
-            floors = [
-                f[1]
-                for f in (
-                    floor_of_tag(tag)
-                    for tag in rel.platform_tags(plat)
-                    if t.pyabis & set(rel.pypi_files[tag])
-                )
-                if f is not None
-            ]
-            if floors:
-                low = Version("{}.{}".format(*min(floors)))
-                # an unknown macOS is planned as the one its tags were made for
-                mac = t.macos if t.macos is not None else Version(_ASSUMED_MACOS)
-                if mac < low:
-                    return f"needs macOS {low} or newer for {t.py_label}"
+        low = _macos_floor(rel, t)
+        if low is not None:
+            # an unknown macOS is planned as the one its tags were made for
+            mac = t.macos if t.macos is not None else Version(_ASSUMED_MACOS)
+            if mac < low:
+                return f"needs macOS {low} or newer for {t.py_label}"
         if plat not in _platforms_of(rel):
             return f"has no {plat} wheels"
     return f"has no wheel matching this interpreter's tags ({t.py_label}, {plat})"
+
+
+def _macos_floor(rel: Release, t: _Target) -> Optional[Version]:
+    """The oldest macOS of the release's Apple Silicon wheels for this interpreter (its pyabis:
+    torch 2.6-2.8's Python 3.13 wheels for macOS are tagged cp313-none); None where the target
+    is no Apple Silicon Mac, the release records no floor there, or has no such wheel."""
+    plat = t.platform
+    if plat != "macos_arm64" or plat not in rel.min_macos:
+        return None
+    from setup_env.knowledge.tags import floor_of_tag
+
+    floors = [
+        f[1]
+        for f in (
+            floor_of_tag(tag)
+            for tag in rel.platform_tags(plat)
+            if t.pyabis & set(rel.pypi_files[tag])
+        )
+        if f is not None
+    ]
+    return Version("{}.{}".format(*min(floors))) if floors else None
 
 
 def _platforms_of(rel: Release) -> set[str]:
