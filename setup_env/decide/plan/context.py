@@ -353,7 +353,8 @@ def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[Variant, bool, bool]
     """(variant, via PyPI, verified) for a release and platform, preference order. ``rel`` is
     one this interpreter installs, so it installs from PyTorch's index (whose wheels are PyPI's
     interpreters with the glibc floor: what installs from PyPI installs from there)."""
-    plat = ctx.t.platform or ""
+    plat = ctx.t.platform
+    assert plat is not None  # rel installs here
     out: list[tuple[Variant, bool, bool]] = []
     pv = rel.pypi_variant.get(plat)
     ok_pypi, _ = _installable(rel, ctx.t, via_pypi=True)
