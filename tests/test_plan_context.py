@@ -100,6 +100,34 @@ def test_a_trap_whose_own_glibc_the_system_meets_is_not_said() -> None:
     )
 
 
+# --- the vendor planned for
+
+
+@pytest.mark.parametrize(
+    ("gpus", "vendor", "variant"),
+    [
+        (["RTX 4090", "MI300X"], "NVIDIA", "cu132"),
+        (["Arc A770", "RTX 4090"], "NVIDIA", "cu132"),
+        (["MI300X", "Arc A770"], "AMD", "rocm7.14"),
+    ],
+)
+def test_gpus_of_two_vendors_are_planned_for_the_first_and_the_choice_said(
+    gpus: list[str], vendor: str, variant: str
+) -> None:
+    """One build serves one vendor: NVIDIA before AMD before Intel, whatever the order of the
+    GPUs, with a warning that names the vendor planned for."""
+    f = spec_facts(os="linux", python="3.12", glibc="2.35", gpus=gpus, driver="595.71.05")
+    p = plan(f)
+    assert str(p.variant) == variant
+    assert (p.warning_codes[0], p.warnings[0]) == (
+        "mixed-vendors",
+        "this machine has GPUs of more than one vendor; one PyTorch build serves one vendor: "
+        f"planning for the {vendor} GPUs",
+    )
+    alone = plan(spec_facts(os="linux", python="3.12", glibc="2.35", gpus=gpus[:1]))
+    assert "mixed-vendors" not in alone.warning_codes
+
+
 # --- the driver known by the CUDA it supports
 
 

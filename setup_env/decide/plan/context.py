@@ -334,19 +334,25 @@ def _releases(ctx: _Ctx) -> list[Release]:
 
 
 def _accelerator(ctx: _Ctx) -> str:
-    if ctx.nv:
-        if ctx.amd or ctx.intel:
-            ctx.warn(
-                "mixed-vendors",
-                "this machine has GPUs of more than one vendor; one PyTorch build serves one "
-                "vendor: planning for the NVIDIA GPUs",
-            )
-        return "nvidia"
-    if ctx.amd:
-        return "amd"
-    if ctx.intel:
-        return "intel"
-    return "none"
+    """The vendor planned for: NVIDIA before AMD before Intel, the others said."""
+    found = [
+        (kind, name)
+        for kind, name, gpus in (
+            ("nvidia", "NVIDIA", ctx.nv),
+            ("amd", "AMD", ctx.amd),
+            ("intel", "Intel", ctx.intel),
+        )
+        if gpus
+    ]
+    if not found:
+        return "none"
+    if len(found) > 1:
+        ctx.warn(
+            "mixed-vendors",
+            "this machine has GPUs of more than one vendor; one PyTorch build serves one "
+            f"vendor: planning for the {found[0][1]} GPUs",
+        )
+    return found[0][0]
 
 
 def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[Variant, bool, bool]]:
