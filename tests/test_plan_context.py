@@ -165,6 +165,20 @@ def test_a_driver_known_only_by_its_cuda_is_judged_by_that_cuda() -> None:
     assert absent.warning_codes == ("driver-absent",)
 
 
+def test_a_cuda_build_asked_for_a_machine_without_nvidia_facts_is_planned_driverless() -> None:
+    """--variant cu130 on a machine that names no NVIDIA GPU or driver (an image built for
+    another machine): torch 2.14.1's cu130 (2.15.0 has none confirmed), its driver taken as
+    absent."""
+    p = plan(spec_facts(os="linux", python="3.12", glibc="2.35"), variant="cu130")
+    assert (p.status, p.torch_version, str(p.variant), p.driver_compat, p.min_driver) == (
+        "ok",
+        "2.14.1",
+        "cu130",
+        "no-driver",
+        "580.95.05",
+    )
+
+
 # --- the macOS floor of the wheels this interpreter takes
 
 
