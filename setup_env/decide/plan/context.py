@@ -333,26 +333,20 @@ def _releases(ctx: _Ctx) -> list[Release]:
     return rels
 
 
-def _accelerator(ctx: _Ctx) -> str:
-    """The vendor planned for: NVIDIA before AMD before Intel, the others said."""
-    found = [
-        (kind, name)
-        for kind, name, gpus in (
-            ("nvidia", "NVIDIA", ctx.nv),
-            ("amd", "AMD", ctx.amd),
-            ("intel", "Intel", ctx.intel),
-        )
-        if gpus
-    ]
-    if not found:
-        return "none"
+# the vendor named when GPUs of another stand beside its (Intel comes last: never named)
+_VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD"}
+
+
+def _accelerator(ctx: _Ctx) -> Optional[str]:
+    """The vendor planned for: NVIDIA before AMD before Intel, the others said; None: no GPU."""
+    found = [k for k, gpus in (("nvidia", ctx.nv), ("amd", ctx.amd), ("intel", ctx.intel)) if gpus]
     if len(found) > 1:
         ctx.warn(
             "mixed-vendors",
             "this machine has GPUs of more than one vendor; one PyTorch build serves one "
-            f"vendor: planning for the {found[0][1]} GPUs",
+            f"vendor: planning for the {_VENDOR_NAMES[found[0]]} GPUs",
         )
-    return found[0][0]
+    return found[0] if found else None
 
 
 def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[Variant, bool, bool]]:
