@@ -23,6 +23,7 @@ from setup_env.decide.model import Fix, Plan, PlanError, PlanOptions
 from setup_env.decide.plan import check_index_url, check_options, make_plan, spec_facts
 from setup_env.facts import Facts
 from setup_env.knowledge import matrix as mx
+from setup_env.knowledge.tags import platform_of_tag
 from setup_env.probe.detect import detect
 from setup_env.probe.host import ReplayHost
 
@@ -177,6 +178,19 @@ def test_a_cuda_build_asked_for_a_machine_without_nvidia_facts_is_planned_driver
         "no-driver",
         "580.95.05",
     )
+
+
+def test_a_release_without_wheels_for_the_platform_says_so_whether_glibc_is_known_or_not() -> None:
+    """torch 2.6.0 with its linux_aarch64 wheels taken out (changed data): an aarch64 system is
+    told the release has none, with its glibc named (PyPI's wheels judged by their tags) and
+    without (judged as the index's, by interpreter)."""
+    rel = release("2.6.0")
+    files = {t: v for t, v in rel.pypi_files.items() if platform_of_tag(t) != "linux_aarch64"}
+    m = with_release(M, "2.6.0", pypi_files=files)
+    for glibc in ("2.35", None):
+        f = spec_facts(os="linux", arch="aarch64", python="3.12", glibc=glibc)
+        p = plan(f, m, torch="2.6.0")
+        assert reasons(p) == [("nothing-installable", "torch 2.6.0 has no linux_aarch64 wheels")]
 
 
 # --- the macOS floor of the wheels this interpreter takes
