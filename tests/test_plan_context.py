@@ -51,12 +51,13 @@ def release(version: str) -> mx.Release:
 
 
 def with_release(matrix: mx.Matrix, version: str, **changes: Any) -> mx.Matrix:
-    """``matrix`` with one release's fields changed."""
+    """``matrix`` with one release's fields changed (its lookup by version too)."""
     releases = tuple(
         dataclasses.replace(r, **changes) if str(r.version) == version else r
         for r in matrix.releases
     )
-    return dataclasses.replace(matrix, releases=releases)
+    by_version = {str(r.version): r for r in releases}
+    return dataclasses.replace(matrix, releases=releases, _by_version=by_version)
 
 
 # --- the glibc floor and its traps
