@@ -29,7 +29,7 @@ from setup_env.decide.model import (
     PlanError,
     PlanOptions,
 )
-from setup_env.decide.plan.target import _Target, _target
+from setup_env.decide.plan.target import _ASSUMED_MACOS, _Target, _target
 
 
 @record
@@ -126,12 +126,12 @@ def _driver_fit(
 
 
 def _installable(rel: Release, t: _Target, via_pypi: bool) -> tuple[bool, str]:
-    """Can this interpreter install the release's wheels (from PyPI, or from the index)?"""
+    """Can this interpreter install the release's wheels (from PyPI, or from the index)? For a
+    target with a platform: one without is planned none before (``_no_platform``)."""
     from setup_env.knowledge.tags import platform_of_tag
 
     plat = t.platform
-    if plat is None:
-        return False, "no wheels for this platform"
+    assert plat is not None
     floor = rel.min_glibc.get(plat)
     if floor is not None and t.glibc is not None and t.glibc < floor:
         for trap in rel.traps:
@@ -148,7 +148,7 @@ def _installable(rel: Release, t: _Target, via_pypi: bool) -> tuple[bool, str]:
     if via_pypi and not glibc_unknown:
         hits = rel.wheel_tags(plat) & t.tags
         if not hits:
-            return False, _why_no_wheel(rel, t)
+            return False, _why_no_wheel(rel, t, plat)
         tag_plats = {h.split("-", 2)[2] for h in hits}
         for trap in rel.traps:
             if trap.platform_tag in tag_plats and t.glibc is not None and t.glibc < trap.min_glibc:
@@ -156,51 +156,54 @@ def _installable(rel: Release, t: _Target, via_pypi: bool) -> tuple[bool, str]:
     elif not plat.startswith("linux"):
         # Windows and macOS wheels on PyTorch's index carry the same tags as PyPI's.
         if not rel.wheel_tags(plat) & t.tags:
-            return False, _why_no_wheel(rel, t)
+            return False, _why_no_wheel(rel, t, plat)
     else:
         # Linux index wheels are tagged linux_<arch> / manylinux_2_28: same interpreters as
         # PyPI's, and the build's glibc floor below.
         pas = {pa for tag in rel.platform_tags(plat) for pa in rel.pypi_files[tag]}
         if not pas & t.pyabis:
-            return False, _why_no_wheel(rel, t)
+            return False, _why_no_wheel(rel, t, plat)
     return True, ""
 
 
-def _why_no_wheel(rel: Release, t: _Target) -> str:
+def _why_no_wheel(rel: Release, t: _Target, plat: str) -> str:
     if t.python is not None:
         py = Version(f"{t.python.major}.{t.python.minor}")
         if not rel.allows_python(py):
             return f"needs Python {rel.requires_python}"
         label = f"{py}{'t' if t.free_threaded else ''}"
-        plat = t.platform or ""
         if label not in rel.python:
             return f"has no wheel for {t.py_label}"
-        if plat == "macos_arm64" and plat in rel.min_macos:
-            from setup_env.knowledge.tags import floor_of_tag
-
-            floors = [
-                f[1]
-                for f in (
-                    floor_of_tag(tag)
-                    for tag in rel.platform_tags(plat)
-                    if _pa_of(t) in rel.pypi_files.get(tag, ())
-                )
-                if f is not None and f[0] == "macos"
-            ]
-            if floors:
-                low = Version("{}.{}".format(*min(floors)))
-                if t.macos is not None and t.macos < low:
-                    return f"needs macOS {low} or newer for {t.py_label}"
-        if not any(p == plat for p in _platforms_of(rel)):
+        low = _macos_floor(rel, t)
+        if low is not None:
+            # an unknown macOS is planned as the one its tags were made for
+            mac = t.macos if t.macos is not None else Version(_ASSUMED_MACOS)
+            if mac < low:
+                return f"needs macOS {low} or newer for {t.py_label}"
+        if plat not in _platforms_of(rel):
             return f"has no {plat} wheels"
-    return f"has no wheel matching this interpreter's tags ({t.py_label}, {t.platform})"
+    return f"has no wheel matching this interpreter's tags ({t.py_label}, {plat})"
 
 
-def _pa_of(t: _Target) -> str:
-    if t.python is None:
-        return ""
-    interp = f"cp{t.python.major}{t.python.minor}"
-    return f"{interp}-{interp}{'t' if t.free_threaded else ''}"
+def _macos_floor(rel: Release, t: _Target) -> Optional[Version]:
+    """The oldest macOS of the release's Apple Silicon wheels for this interpreter (its pyabis:
+    torch 2.6-2.8's Python 3.13 wheels for macOS are tagged cp313-none); None where the target
+    is no Apple Silicon Mac, the release records no floor there, or has no such wheel."""
+    plat = t.platform
+    if plat != "macos_arm64" or plat not in rel.min_macos:
+        return None
+    from setup_env.knowledge.tags import floor_of_tag
+
+    floors = [
+        f[1]
+        for f in (
+            floor_of_tag(tag)
+            for tag in rel.platform_tags(plat)
+            if t.pyabis & set(rel.pypi_files[tag])
+        )
+        if f is not None
+    ]
+    return Version("{}.{}".format(*min(floors))) if floors else None
 
 
 def _platforms_of(rel: Release) -> set[str]:
@@ -224,13 +227,11 @@ class _Ctx:
         self.details: dict[str, str] = {}
 
     def reason(self, code: str, text: str) -> None:
-        if text:
-            self.reasons.append((code, text))
+        self.reasons.append((code, text))
 
     def lead(self, code: str, text: str) -> None:
         """A reason that goes first (the headline of the plan)."""
-        if text:
-            self.reasons.insert(0, (code, text))
+        self.reasons.insert(0, (code, text))
 
     def warn(self, code: str, text: str) -> None:
         # once: two routes may reach the same finding (Rosetta: the Intel-Mac lead and the
@@ -333,25 +334,28 @@ def _releases(ctx: _Ctx) -> list[Release]:
     return rels
 
 
-def _accelerator(ctx: _Ctx) -> str:
-    if ctx.nv:
-        if ctx.amd or ctx.intel:
-            ctx.warn(
-                "mixed-vendors",
-                "this machine has GPUs of more than one vendor; one PyTorch build serves one "
-                "vendor: planning for the NVIDIA GPUs",
-            )
-        return "nvidia"
-    if ctx.amd:
-        return "amd"
-    if ctx.intel:
-        return "intel"
-    return "none"
+# the vendor named when GPUs of another stand beside its (Intel comes last: never named)
+_VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD"}
+
+
+def _accelerator(ctx: _Ctx) -> Optional[str]:
+    """The vendor planned for: NVIDIA before AMD before Intel, the others said; None: no GPU."""
+    found = [k for k, gpus in (("nvidia", ctx.nv), ("amd", ctx.amd), ("intel", ctx.intel)) if gpus]
+    if len(found) > 1:
+        ctx.warn(
+            "mixed-vendors",
+            "this machine has GPUs of more than one vendor; one PyTorch build serves one "
+            f"vendor: planning for the {_VENDOR_NAMES[found[0]]} GPUs",
+        )
+    return found[0] if found else None
 
 
 def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[Variant, bool, bool]]:
-    """(variant, via PyPI, verified) for a release and platform, preference order."""
-    plat = ctx.t.platform or ""
+    """(variant, via PyPI, verified) for a release and platform, preference order. ``rel`` is
+    one this interpreter installs, so it installs from PyTorch's index (whose wheels are PyPI's
+    interpreters with the glibc floor: what installs from PyPI installs from there)."""
+    plat = ctx.t.platform
+    assert plat is not None  # rel installs here
     out: list[tuple[Variant, bool, bool]] = []
     pv = rel.pypi_variant.get(plat)
     ok_pypi, _ = _installable(rel, ctx.t, via_pypi=True)
@@ -360,13 +364,11 @@ def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[Variant, bool, bool]
 
         out.append((pv.variant, True, plannable(pv.confidence)))
     stable = rel.pypi_variant.get("linux_x86_64")
-    ok_idx, _ = _installable(rel, ctx.t, via_pypi=False)
-    if ok_idx:
-        idx = [v for v in rel.index if v.is_cuda and plat in rel.index[v]]
-        idx.sort(key=lambda v: (stable is not None and v == stable.variant, v))
-        for v in reversed(idx):
-            if not any(v == o[0] for o in out):
-                out.append((v, False, rel.index[v][plat].verified))
+    idx = [v for v in rel.index if v.is_cuda and plat in rel.index[v]]
+    idx.sort(key=lambda v: (stable is not None and v == stable.variant, v))
+    for v in reversed(idx):
+        if not any(v == o[0] for o in out):
+            out.append((v, False, rel.index[v][plat].verified))
     return out
 
 
@@ -385,24 +387,21 @@ def _no_platform(ctx: _Ctx) -> Plan:
                 f"{note.wheels.upper()} wheels for Python {span} (none on PyPI); which torch "
                 f"releases carry them is not in this data [{note.confidence}: {note.source}]",
             )
-            ctx.fix(
-                10,
-                "change-python",
+            fix = (
                 f"with a native arm64 Python {span}, install torch from PyTorch's "
                 f"{note.index_variant} index ({ctx.matrix.index_url}/{note.index_variant}); "
-                "otherwise use an x64 Python (runs under emulation, CPU only) or WSL2",
+                "otherwise use an x64 Python (runs under emulation, CPU only) or WSL2"
             )
         else:
-            ctx.fix(
-                10,
-                "change-python",
+            fix = (
                 "no Windows on Arm wheels are in this data; use an x64 Python (runs under "
-                "emulation, CPU only) or WSL2",
+                "emulation, CPU only) or WSL2"
             )
         return _none(
             ctx,
             "no-platform",
             f"no torch release in this data lists wheels for {t.os} on {t.arch}",
+            extra_fix=("change-python", fix),
         )
     return _none(
         ctx, "no-platform", f"PyTorch publishes no wheels for {t.os} on {t.arch or 'this CPU'}"
@@ -410,6 +409,7 @@ def _no_platform(ctx: _Ctx) -> Plan:
 
 
 def _none(ctx: _Ctx, code: str, reason: str, extra_fix: tuple[str, str] | None = None) -> Plan:
+    """The plan of none: ``reason`` its headline, ``extra_fix`` (kind, summary) its first fix."""
     ctx.lead(code, reason)
     if extra_fix is not None:
         ctx.fix(1, extra_fix[0], extra_fix[1])
@@ -417,7 +417,6 @@ def _none(ctx: _Ctx, code: str, reason: str, extra_fix: tuple[str, str] | None =
         Plan(
             status="none",
             fixes=ctx.ranked(),
-            details=ctx.details,
             platform=ctx.t.platform,
             newest_torch=str(ctx.matrix.newest.version),
             source="",

@@ -14,6 +14,7 @@ from setup_env.decide.plan.context import (
     _Candidate,
     _Ctx,
     _cuda_candidates,
+    _macos_floor,
     _sm,
     _window_fit,
     runs_on,
@@ -206,11 +207,11 @@ def _interpreter_fixes(ctx: _Ctx, newest: Release, why: str) -> None:
         _rosetta(ctx)
         return
     if "macOS" in why:
+        # the floor of the wheels this interpreter takes, which the reason named
         ctx.fix(
             15,
             "upgrade-os",
-            f"upgrade macOS to {newest.min_macos.get('macos_arm64', '14.0')} or later for torch "
-            f"{newest.version}",
+            f"upgrade macOS to {_macos_floor(newest, t)} or later for torch {newest.version}",
         )
     elif "Python" in why or "wheel for" in why:
         pys = [p for p in newest.python if not p.endswith("t")] or list(newest.python)

@@ -164,13 +164,15 @@ def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
             f"{', '.join(c.ptx_gpus)} run(s) this wheel through PTX JIT compilation: the first "
             f"start compiles kernels (slow) and the driver must be >= {c.min_driver}",
         )
-    drv = ctx.facts.nvidia.driver_version if ctx.facts.nvidia else None
+    # the driver as the facts name it: its version, else the CUDA it supports (full and mvc are
+    # judged from one of them)
+    nv = ctx.facts.nvidia
+    drv = (nv.driver_version or f"for CUDA {nv.cuda_driver_version}") if nv else None
     who = "Windows driver (WSL2 uses it)" if t.wsl else "driver"
     if c.compat == "full":
         ctx.reason(
             "driver-full",
-            f"the NVIDIA {who} {drv or (ctx.facts.nvidia and ctx.facts.nvidia.cuda_driver_version)}"
-            f" supports CUDA {b.cuda} (needs >= {c.min_driver})",
+            f"the NVIDIA {who} {drv} supports CUDA {b.cuda} (needs >= {c.min_driver})",
         )
     elif c.compat == "mvc":
         ctx.warn(
