@@ -410,3 +410,19 @@ def test_a_mirror_url_with_a_dot_segment_is_refused_for_it(path: str) -> None:
 def test_a_mirror_url_with_dots_inside_its_segments_is_taken() -> None:
     for path in ("/.whl", "/whl./x", "/.../x", "/v1.2/whl"):
         assert check_index_url(f"https://mirror.example{path}") == f"https://mirror.example{path}"
+
+
+def test_a_musl_system_gets_a_plan_of_none_with_the_way_out() -> None:
+    """Alpine's musl libc: PyTorch publishes no musllinux wheel and torch no sdist, so no command
+    would install (the Ubuntu 24.04 CPU capture, its libc changed to musl and its glibc dropped,
+    as osinfo reads an Alpine `ldd`). Both channels say so instead of an ok plan."""
+    hosts = Path(__file__).parent / "fixtures" / "hosts"
+    ubuntu = detect(ReplayHost(hosts / "ubuntu2404-cpu-only"))
+    assert make_plan(ubuntu).status == "ok"
+    alpine = dataclasses.replace(ubuntu, os=dataclasses.replace(ubuntu.os, libc="musl", glibc=None))
+    for channel in ("stable", "nightly"):
+        plan = make_plan(alpine, PlanOptions(channel=channel))
+        assert plan.status == "none" and plan.command == "" and plan.argv == (), plan
+        assert plan.reason_codes[0] == "no-platform"
+        assert plan.reasons[0].startswith("PyTorch publishes no wheels for musl libc")
+        assert [f.kind for f in plan.fixes] == ["change-os"]

@@ -374,6 +374,17 @@ def _cuda_candidates(ctx: _Ctx, rel: Release) -> list[tuple[Variant, bool, bool]
 
 def _no_platform(ctx: _Ctx) -> Plan:
     t = ctx.t
+    if t.musl:
+        return _none(
+            ctx,
+            "no-platform",
+            "PyTorch publishes no wheels for musl libc (musllinux, as on Alpine), and torch has "
+            "no source distribution on PyPI: pip finds nothing to install here",
+            extra_fix=(
+                "change-os",
+                "use a glibc-based system or image (Debian, Ubuntu, python:3.12-slim) for torch",
+            ),
+        )
     if t.os == "windows" and t.arch in ("arm64", "aarch64"):
         note = ctx.matrix.platform_notes.get("windows_arm64")
         if note is not None:

@@ -42,6 +42,7 @@ class _Target(Record):
     pyabis: frozenset[str]  # "cp311-cp311"
     glibc: Optional[Version]
     macos: Optional[Version]
+    musl: bool  # a musl libc (Alpine): PyTorch publishes no musllinux wheels
     rosetta: bool
     wsl: bool
     driver_os: str  # whose driver numbering applies: linux | windows
@@ -123,16 +124,18 @@ def _target(facts: Facts) -> _Target:
 
     tagset = frozenset(tags) | frozenset(none_tags(tags))
     wsl = (facts.os.wsl or 0) >= 2
+    musl = os_name == "linux" and facts.os.libc == "musl"
     return _Target(
         os=os_name,
         arch=arch,
-        platform=_platform(os_name, arch),
+        platform=None if musl else _platform(os_name, arch),
         python=pv,
         free_threaded=facts.python.free_threaded,
         tags=tagset,
         pyabis=frozenset("-".join(t.split("-")[:2]) for t in tagset),
         glibc=_v(facts.os.glibc),
         macos=_v(facts.os.macos_version),
+        musl=musl,
         rosetta=rosetta,
         wsl=wsl,
         driver_os=facts.os.driver_os,
