@@ -293,3 +293,28 @@ def test_a_variant_only_releases_this_python_cannot_install_have_offers_both_ste
     )
     assert [k for k, _s in fixes(p)] == ["pin-torch", "change-python"]
     assert fixes(p)[0][1].endswith(": --torch 2.14.1 --variant cu130")
+
+
+def test_a_pinned_variant_on_gpus_without_a_driver_says_which_driver_to_install() -> None:
+    """An RTX 4090 with no driver, --variant cu126: torch 2.14.1's cu126 is planned, with the
+    driver to install first (CUDA 12.6's own, 560.35.05); a machine with no GPU at all (planned
+    for elsewhere) is told nothing of a driver."""
+    p = plan(nvidia(None, glibc="2.35"), variant="cu126")
+    assert (p.status, p.torch_version, p.driver_compat) == ("ok", "2.14.1", "no-driver")
+    assert warnings(p) == [
+        ("driver-absent", "no NVIDIA driver was found: install one >= 560.35.05 before using "
+         "cu126 of torch 2.14.1"),
+    ]  # fmt: skip
+    assert [k for k, _s in fixes(p)] == ["upgrade-driver"]
+    assert p.fixes[0].summary.startswith("Install the NVIDIA driver to >= 560.35.05 ")
+    assert p.fixes[0].summary.endswith(
+        "for torch 2.14.1 (cu126), from your distribution's packages or NVIDIA's CUDA "
+        "repository; reboot after"
+    )
+    bare = plan(spec_facts(os="linux", python="3.12", glibc="2.35"), variant="cu126")
+    assert (bare.status, bare.driver_compat, bare.warnings, bare.fixes) == (
+        "ok",
+        "no-driver",
+        (),
+        (),
+    )

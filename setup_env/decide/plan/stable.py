@@ -140,14 +140,23 @@ def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: Variant, pla
             ptx = bool(jit)
             fit = _driver_fit(b, ctx.matrix, t, ctx.facts, ptx)
             compat = fit.compat if fit.runs else None
+            # (toolkit_min is None only without driver data for the build's CUDA, which the
+            # matrix loader refuses)
+            need, what = fit.toolkit_min or "", f"torch {rel.version} ({variant})"
             if compat is None:
                 ctx.warn(
                     fit.code,
                     f"{variant} (CUDA {b.cuda}) {fit.why_not()}; the installed driver is older",
                 )
-                _upgrade_driver_fix(
-                    ctx, fit.toolkit_min or "", f"torch {rel.version} ({variant})", prio=1
+                _upgrade_driver_fix(ctx, need, what, prio=1)
+            elif compat == "no-driver" and ctx.nv:
+                # NVIDIA GPUs without a driver (a machine planned for elsewhere has no GPUs)
+                ctx.warn(
+                    "driver-absent",
+                    f"no NVIDIA driver was found: install one >= {need} before using {variant} "
+                    f"of torch {rel.version}",
                 )
+                _upgrade_driver_fix(ctx, need, what, prio=1, new=True)
         ctx.lead(
             "variant-as-asked", f"torch {rel.version} {variant}, as asked (--variant {variant})"
         )
