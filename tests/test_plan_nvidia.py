@@ -5,6 +5,7 @@ Described machines (``spec_facts``) against the bundled matrix."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any, Optional
 
 from setup_env.decide.model import Plan, PlanOptions
@@ -65,3 +66,34 @@ def test_without_a_driver_the_wheel_is_planned_with_the_driver_to_install() -> N
     ]  # fmt: skip
     assert [f.kind for f in p.fixes] == ["upgrade-driver"]
     assert p.fixes[0].summary.startswith("Install the NVIDIA driver to >= 595.71.05")
+
+
+def _cu130_ptx_only_past_sm90() -> mx.Matrix:
+    """The bundled matrix, with one change: torch 2.14.1's cu130 build for Linux x86_64 compiled
+    as CUDA 11-era builds were, SASS up to sm_90 and sm_90 PTX beside it (TORCH_CUDA_ARCH_LIST
+    "...;9.0+PTX"): an RTX 5090 (sm_120) then runs it by PTX JIT only."""
+    doc = json.loads(mx.BUNDLED_PATH.read_text(encoding="utf-8"))
+    (row,) = [
+        b
+        for b in doc["builds"]
+        if b["variant"] == "cu130"
+        and "2.14.1" in b["releases"]
+        and "linux_x86_64" in b["platforms"]
+    ]
+    row["sass"] = [a for a in row["sass"] if float(a) <= 9.0]
+    row["ptx"] = ["9.0"]
+    return mx.parse(doc)
+
+
+def test_without_a_driver_a_gpu_on_ptx_is_told_the_full_driver_floor_only() -> None:
+    """No driver, an RTX 5090 running torch 2.14.1's cu130 by PTX JIT: the driver to install is
+    CUDA 13.0's own; minor-version compatibility runs no PTX, so no lower floor is offered."""
+    f = spec_facts(os="linux", python="3.12", glibc="2.35", gpus=["RTX 5090"], driver=None)
+    p = make_plan(f, PlanOptions(torch="2.14.1"), _cu130_ptx_only_past_sm90())
+    assert (p.variant, p.driver_compat) == (V("cu130"), "no-driver")
+    assert "arch-ptx" in p.warning_codes
+    assert p.warnings[p.warning_codes.index("driver-absent")] == (
+        "no NVIDIA driver was found: install one >= 580.95.05 before using this wheel"
+    )
+    assert [f.kind for f in p.fixes] == ["upgrade-driver"]
+    assert p.fixes[0].summary.startswith("Install the NVIDIA driver to >= 580.95.05 ")

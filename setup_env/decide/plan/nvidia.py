@@ -221,7 +221,6 @@ def _nvidia_none(
         ctx.reason("newest-release-blocked", f"torch {newest.version}: {line}")
     plat = ctx.t.platform or ""
     # Which GPUs does no build of any installable release serve?
-    orphaned = False
     for g in ctx.nv:
         if g.cc is None:
             continue
@@ -230,7 +229,6 @@ def _nvidia_none(
             for r in installable
             for v in r.index
         ):
-            orphaned = True
             ctx.reason(
                 "arch-missing",
                 f"no PyTorch wheel installable here carries kernels for {g.name} ({_sm(g.cc)})",
@@ -244,12 +242,12 @@ def _nvidia_none(
     # Driver: the smallest that brings the newest release a build of which carries every GPU;
     # where that is past a GPU's last driver branch, the build's minor-version-compatibility
     # floor when it is not (a K80 on R410: R470 runs torch 2.7.1+cu118 through MVC).
-    if not orphaned:
-        for rel in installable:
-            need = _smallest_driver(ctx, rel)
-            if need is not None:
-                _upgrade_driver_fix(ctx, need[1], need[2], prio=1, fallback=need[3])
-                break
+    # (_smallest_driver weighs only builds that carry every GPU: none where a GPU is orphaned)
+    for rel in installable:
+        need = _smallest_driver(ctx, rel)
+        if need is not None:
+            _upgrade_driver_fix(ctx, need[1], need[2], prio=1, fallback=need[3])
+            break
     cc_list = sorted({_ccs(g.cc) for g in ctx.nv if g.cc}, key=Version)
     if len(cc_list) > 1:
         by_cc: dict[str, str] = {}
