@@ -106,7 +106,6 @@ class _Candidate(Record):
     min_driver: Optional[str] = None
     mvc_floor: Optional[str] = None
     ptx_gpus: tuple[str, ...] = ()
-    verified: bool = True
 
 
 def _driver_fit(

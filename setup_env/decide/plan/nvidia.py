@@ -34,13 +34,13 @@ from setup_env.decide.plan.vendors import _cpu_plan
 
 
 def _evaluate(
-    ctx: _Ctx, rel: Release, variant: Variant, via_pypi: bool, verified: bool
-) -> tuple[Optional[_Candidate], list[str], bool]:
-    """(candidate or None, why not, arch fits)."""
+    ctx: _Ctx, rel: Release, variant: Variant, via_pypi: bool
+) -> tuple[Optional[_Candidate], list[str]]:
+    """(candidate, []) or (None, why not)."""
     plat = ctx.t.platform or ""
     b = ctx.matrix.build(variant, rel.version, plat)
     if b is None:
-        return None, [f"{variant}: its compiled architectures are not in the data"], False
+        return None, [f"{variant}: its compiled architectures are not in the data"]
     missing = []
     ptx: list[str] = []
     for g in ctx.nv:
@@ -52,10 +52,10 @@ def _evaluate(
         elif how == "ptx":
             ptx.append(g.name)
     if missing:
-        return None, [f"{variant} has no kernels for {', '.join(missing)}"], False
+        return None, [f"{variant} has no kernels for {', '.join(missing)}"]
     fit = _driver_fit(b, ctx.matrix, ctx.t, ctx.facts, bool(ptx))
     if not fit.runs:
-        return None, [f"{variant} (CUDA {b.cuda}) {fit.why_not()}"], True
+        return None, [f"{variant} (CUDA {b.cuda}) {fit.why_not()}"]
     return (
         _Candidate(
             rel,
@@ -66,10 +66,8 @@ def _evaluate(
             fit.toolkit_min,
             fit.mvc_floor,
             tuple(ptx),
-            verified,
         ),
         [],
-        True,
     )
 
 
@@ -103,7 +101,7 @@ def _nvidia_plan(ctx: _Ctx, installable: list[Release]) -> Plan:
     for rel in installable:
         best: Optional[_Candidate] = None
         for variant, via_pypi, verified in _cuda_candidates(ctx, rel):
-            cand, why, _arch_fits = _evaluate(ctx, rel, variant, via_pypi, verified)
+            cand, why = _evaluate(ctx, rel, variant, via_pypi)
             if cand is None:
                 if verified:
                     blockers.setdefault(str(rel.version), []).extend(why)
@@ -164,10 +162,10 @@ def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
             f"{', '.join(c.ptx_gpus)} run(s) this wheel through PTX JIT compilation: the first "
             f"start compiles kernels (slow) and the driver must be >= {c.min_driver}",
         )
-    # the driver as the facts name it: its version, else the CUDA it supports (full and mvc are
-    # judged from one of them)
     nv = ctx.facts.nvidia
-    drv = (nv.driver_version or f"for CUDA {nv.cuda_driver_version}") if nv else None
+    assert nv is not None  # a GPU plan is made only for the GPUs facts.nvidia lists
+    # the driver by its version, or (where only that is known) by the CUDA version it reports
+    drv = nv.driver_version or f"for CUDA {nv.cuda_driver_version}"
     who = "Windows driver (WSL2 uses it)" if t.wsl else "driver"
     if c.compat == "full":
         ctx.reason(
@@ -188,7 +186,7 @@ def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
             f"no NVIDIA driver was found: install one >= {c.min_driver} before using this wheel"
             + (
                 f" (>= {c.mvc_floor} also works, through CUDA minor-version compatibility)"
-                if not c.ptx_gpus and c.mvc_floor and c.mvc_floor != c.min_driver
+                if c.mvc_floor and c.mvc_floor != c.min_driver
                 else ""
             ),
         )
@@ -198,10 +196,11 @@ def _gpu_plan(ctx: _Ctx, c: _Candidate, installable: list[Release]) -> Plan:
             f"torch {c.release.version}",
             prio=1,
             new=True,
-            fallback=(c.mvc_floor or "") if not c.ptx_gpus else "",
+            # (no floor where a GPU needs PTX: minor-version compatibility runs no PTX JIT)
+            fallback=c.mvc_floor or "",
         )
     if not c.via_pypi:
-        pv = c.release.pypi_variant.get(t.platform or "")
+        pv = c.release.pypi_variant.get(b.platform)
         if pv is not None:
             ctx.reason(
                 "pypi-default-differs",
@@ -222,7 +221,6 @@ def _nvidia_none(
         ctx.reason("newest-release-blocked", f"torch {newest.version}: {line}")
     plat = ctx.t.platform or ""
     # Which GPUs does no build of any installable release serve?
-    orphans = []
     for g in ctx.nv:
         if g.cc is None:
             continue
@@ -231,7 +229,6 @@ def _nvidia_none(
             for r in installable
             for v in r.index
         ):
-            orphans.append(g)
             ctx.reason(
                 "arch-missing",
                 f"no PyTorch wheel installable here carries kernels for {g.name} ({_sm(g.cc)})",
@@ -245,12 +242,12 @@ def _nvidia_none(
     # Driver: the smallest that brings the newest release a build of which carries every GPU;
     # where that is past a GPU's last driver branch, the build's minor-version-compatibility
     # floor when it is not (a K80 on R410: R470 runs torch 2.7.1+cu118 through MVC).
-    if not orphans:
-        for rel in installable:
-            need = _smallest_driver(ctx, rel)
-            if need is not None:
-                _upgrade_driver_fix(ctx, need[1], need[2], prio=1, fallback=need[3])
-                break
+    # (_smallest_driver weighs only builds that carry every GPU: none where a GPU is orphaned)
+    for rel in installable:
+        need = _smallest_driver(ctx, rel)
+        if need is not None:
+            _upgrade_driver_fix(ctx, need[1], need[2], prio=1, fallback=need[3])
+            break
     cc_list = sorted({_ccs(g.cc) for g in ctx.nv if g.cc}, key=Version)
     if len(cc_list) > 1:
         by_cc: dict[str, str] = {}

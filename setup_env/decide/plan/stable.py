@@ -47,13 +47,15 @@ def _stable_plan(ctx: _Ctx) -> Plan:
         )
     if t.platform is None:
         return _no_platform(ctx)
-    # Releases this interpreter can install at all.
+    # Releases this interpreter can install at all. PyTorch's index serves every interpreter
+    # PyPI does, under the same glibc floor, without the traps of PyPI's tags: what installs
+    # from PyPI installs from the index, so the index's answer is whether any route does (and
+    # where none does, both give the same reason).
     why_not: dict[str, str] = {}
     installable: list[Release] = []
     for rel in rels:
-        ok, why = _installable(rel, t, via_pypi=True)
-        ok_idx, _w = _installable(rel, t, via_pypi=False)
-        if ok or ok_idx:
+        ok, why = _installable(rel, t, via_pypi=False)
+        if ok:
             installable.append(rel)
         else:
             why_not[str(rel.version)] = why
@@ -66,7 +68,7 @@ def _stable_plan(ctx: _Ctx) -> Plan:
         for rel in rels:
             if rel.version <= top.version:
                 break
-            why = why_not.get(str(rel.version), "does not install here")
+            why = why_not[str(rel.version)]
             if groups and groups[-1][0] == why:
                 groups[-1][1].append(rel)
             else:
@@ -86,7 +88,7 @@ def _stable_plan(ctx: _Ctx) -> Plan:
     kind = _accelerator(ctx)
     asked = asked_variant(opts, m)
     if asked is not None:
-        return _pinned_variant(ctx, installable, asked)
+        return _pinned_variant(ctx, installable, asked, t.platform)
     if kind == "nvidia":
         return _nvidia_plan(ctx, installable)
     if kind == "amd":
@@ -96,9 +98,8 @@ def _stable_plan(ctx: _Ctx) -> Plan:
     return _cpu_plan(ctx, installable, fallback=False)
 
 
-def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: Variant) -> Plan:
+def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: Variant, plat: str) -> Plan:
     t = ctx.t
-    plat = t.platform or ""
     if variant == MPS:
         if plat != "macos_arm64":
             return _none(ctx, "mps-apple-only", "--variant mps: MPS is Apple Silicon only")
@@ -115,7 +116,7 @@ def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: Variant) -> 
                 "newest-release-blocked",
                 f"torch {installable[0].version} has no confirmed {variant} build for {plat}",
             )
-        b = ctx.matrix.build(variant, rel.version, plat) if variant.is_cuda else None
+        b = ctx.matrix.build(variant, rel.version, plat)  # CUDA variants only have builds
         compat = None
         if b is not None:
             missing = [
@@ -139,14 +140,23 @@ def _pinned_variant(ctx: _Ctx, installable: list[Release], variant: Variant) -> 
             ptx = bool(jit)
             fit = _driver_fit(b, ctx.matrix, t, ctx.facts, ptx)
             compat = fit.compat if fit.runs else None
+            # (toolkit_min is None only without driver data for the build's CUDA, which the
+            # matrix loader refuses)
+            need, what = fit.toolkit_min or "", f"torch {rel.version} ({variant})"
             if compat is None:
                 ctx.warn(
                     fit.code,
                     f"{variant} (CUDA {b.cuda}) {fit.why_not()}; the installed driver is older",
                 )
-                _upgrade_driver_fix(
-                    ctx, fit.toolkit_min or "", f"torch {rel.version} ({variant})", prio=1
+                _upgrade_driver_fix(ctx, need, what, prio=1)
+            elif compat == "no-driver" and ctx.nv:
+                # NVIDIA GPUs without a driver (a machine planned for elsewhere has no GPUs)
+                ctx.warn(
+                    "driver-absent",
+                    f"no NVIDIA driver was found: install one >= {need} before using {variant} "
+                    f"of torch {rel.version}",
                 )
+                _upgrade_driver_fix(ctx, need, what, prio=1, new=True)
         ctx.lead(
             "variant-as-asked", f"torch {rel.version} {variant}, as asked (--variant {variant})"
         )
@@ -187,17 +197,18 @@ def _nothing_installable(ctx: _Ctx, rels: list[Release], why_not: dict[str, str]
             1,
             "name-python",
             "say which Python will install torch: run `setup-env plan` on that machine, or plan "
-            f"for it with `setup-env plan --os {ctx.t.os or 'linux'} --python 3.12 ...`",
+            f"for it with `setup-env plan --os {ctx.t.os} --python 3.12 ...`",
         )
         return _none(
             ctx, "no-python", "these facts name no Python interpreter, so no wheel can be matched"
         )
-    _interpreter_fixes(ctx, newest, why_not.get(str(newest.version), ""))
+    # every release of rels failed, so each has its reason
+    _interpreter_fixes(ctx, newest, why_not[str(newest.version)])
     if ctx.options.torch:
         # a pin that doesn't install: say what would
         alt = None
         for rel in reversed(ctx.matrix.releases):
-            if _installable(rel, ctx.t, True)[0] or _installable(rel, ctx.t, False)[0]:
+            if _installable(rel, ctx.t, via_pypi=False)[0]:  # by any route: see _stable_plan
                 alt = rel
                 break
         if alt is not None:
@@ -210,6 +221,6 @@ def _nothing_installable(ctx: _Ctx, rels: list[Release], why_not: dict[str, str]
     return _none(
         ctx,
         "nothing-installable",
-        f"torch {newest.version} {why_not.get(str(newest.version), 'does not install here')}"
+        f"torch {newest.version} {why_not[str(newest.version)]}"
         + ("" if ctx.options.torch else "; no torch release in the matrix installs here"),
     )
