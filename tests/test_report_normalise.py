@@ -93,3 +93,16 @@ def test_only_the_first_4096_bytes_are_looked_at() -> None:
     assert len(head) == 4096
     data = head + b"\x00a"
     assert decode(data) == data.decode("utf-16-le", errors="replace")
+
+
+def test_nuls_on_the_other_side_must_number_under_a_quarter_of_the_first() -> None:
+    """Ten pairs, eight with a NUL on one side: two on the other side too (exactly a quarter) is
+    not UTF-16, one is; on the big-endian side nine against two is."""
+    le = b"\x00\x00" * 2 + b"a\x00" * 6 + b"ab" * 2  # odd side 8, even side 2
+    assert decode(le) == le.decode("utf-8", errors="replace")
+    be = b"\x00\x00" * 2 + b"\x00a" * 6 + b"ab" * 2  # even side 8, odd side 2
+    assert decode(be) == be.decode("utf-8", errors="replace")
+    le1 = b"\x00\x00" + b"a\x00" * 7 + b"ab" * 2  # odd side 8, even side 1
+    assert decode(le1) == le1.decode("utf-16-le", errors="replace")
+    be9 = b"\x00\x00" * 2 + b"\x00a" * 7 + b"ab"  # even side 9, odd side 2
+    assert decode(be9) == be9.decode("utf-16-be", errors="replace")
