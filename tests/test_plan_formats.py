@@ -8,6 +8,7 @@ import dataclasses
 
 from setup_env.decide.model import Plan, PlanOptions
 from setup_env.decide.plan import make_plan, spec_facts
+from setup_env.facts import Facts
 from setup_env.knowledge import matrix as mx
 
 MIRROR = "https://mirror.example/whl"
@@ -103,3 +104,67 @@ def test_no_conda_forge_route_where_conda_forge_builds_no_cuda_pytorch() -> None
         assert "conda-forge's own PyTorch" not in plan.config and "cuda-version" not in plan.config
     pixi = make_plan(facts, PlanOptions(installer="pixi", variant="cu129"), _bundled())
     assert 'platforms = ["linux-aarch64"]' in (pixi.config or "")
+
+
+def _rtx4090() -> Facts:
+    return spec_facts(os="linux", python="3.12", glibc="2.35", gpus=["RTX 4090"], driver="580.95")
+
+
+def test_a_cuda_plan_details_the_build_it_chose() -> None:
+    """What `plan --json` carries beside the command: the MVC floor, the build's architectures and
+    where they were read, the release's upload date and its Requires-Python."""
+    plan = make_plan(_rtx4090(), None, _bundled())
+    assert plan.command == "pip install torch==2.15.0"
+    assert plan.details == {
+        "mvc_floor": "580",
+        "arches": "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120",
+        "arches_source": "VERIFIED.md §3: 2.15.0+cu132 Linux x86_64 SASS sm_75 sm_80 sm_86 sm_90 "
+        "sm_100 sm_120",
+        "release_uploaded": "2026-10-28",
+        "requires_python": ">=3.11",
+    }
+
+
+def test_each_companion_without_a_release_is_said_and_its_newest_pin_offered() -> None:
+    """torch 2.15.0 has no torchvision (none on PyPI yet) and no torchaudio known: each is said,
+    torch is installed alone, and each gets the newest torch that has one, in the order asked."""
+    opts = PlanOptions(with_packages=("torchvision", "torchaudio"))
+    plan = make_plan(_rtx4090(), opts, _bundled())
+    assert plan.command == "pip install torch==2.15.0"
+    assert said(plan, "companion-unknown") == [
+        "torchvision: no torchvision release is known for torch 2.15.0 (none on PyPI yet); "
+        "installing torch without it",
+        "torchaudio: no torchaudio release is known for torch 2.15.0; installing torch without it",
+    ]
+    pins = [f.summary for f in plan.fixes if f.kind == "pin-torch"]
+    assert pins == [
+        "torch 2.14.1 is the newest with a known torchvision (==0.29.*): --torch 2.14.1",
+        "torch 2.13.0 is the newest with a known torchaudio (==2.11.0): --torch 2.13.0",
+    ]
+    assert [f.kind for f in plan.fixes][:2] == ["pin-torch", "pin-torch"]  # before the driver's
+
+
+def test_a_uv_project_names_its_index_after_the_variant() -> None:
+    """An MI300X's uv project: the index is named from the URL's last folder, its dots made
+    dashes (a TOML key uv accepts), and torch is sourced from it alone."""
+    facts = spec_facts(os="linux", python="3.12", glibc="2.35", gpus=["MI300X"])
+    plan = make_plan(facts, PlanOptions(installer="uv-project"), _bundled())
+    assert plan.config == (
+        "[project]\n"
+        'dependencies = ["torch==2.14.1"]\n'
+        "\n"
+        "[[tool.uv.index]]\n"
+        'name = "pytorch-rocm7-14"\n'
+        'url = "https://download.pytorch.org/whl/rocm7.14"\n'
+        "explicit = true\n"
+        "\n"
+        "[tool.uv.sources]\n"
+        'torch = [{ index = "pytorch-rocm7-14" }]\n'
+    )
+
+
+def test_a_toml_string_escapes_its_backslashes_and_quotes() -> None:
+    from setup_env.decide.plan.formats import _toml
+
+    assert _toml("torch==2.15.0") == '"torch==2.15.0"'
+    assert _toml('C:\\a "b"') == '"C:\\\\a \\"b\\""'
