@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 import pytest
-from packaging.version import Version
+from test_plan_behaviour import fixes, reasons, warnings
+from test_plan_rules import _pypi_wheel_needs  # a release's PyPI wheel made to need more glibc
 
 from setup_env.decide.model import Plan, PlanOptions
 from setup_env.decide.plan import make_plan, spec_facts
@@ -34,41 +35,12 @@ def nvidia(driver: str | None, *gpus: str, **spec: Any) -> Facts:
     return spec_facts(os="linux", gpus=gpus or ("RTX 4090",), driver=driver, **spec)
 
 
-def reasons(p: Plan) -> list[tuple[str, str]]:
-    return list(zip(p.reason_codes, p.reasons))
-
-
-def warnings(p: Plan) -> list[tuple[str, str]]:
-    return list(zip(p.warning_codes, p.warnings))
-
-
-def fixes(p: Plan) -> list[tuple[str, str]]:
-    return [(f.kind, f.summary) for f in p.fixes]
-
-
 # --- which releases install: the index route is the wider one
-
-
-def _trapped(release: str, glibc: str) -> mx.Matrix:
-    """The bundled matrix, with a release's PyPI x86_64 wheel needing more glibc than its
-    manylinux_2_28 tag says (2.6.0's manylinux1 trap, on another release)."""
-    trap = mx.Trap(
-        platform_tag="manylinux_2_28_x86_64",
-        min_glibc=Version(glibc),
-        note="built on a newer glibc than its tag says",
-        confidence="I",
-        source="a described trap",
-    )
-    releases = tuple(
-        dataclasses.replace(r, traps=(trap,)) if str(r.version) == release else r
-        for r in M.releases
-    )
-    return dataclasses.replace(M, releases=releases)
 
 
 @pytest.mark.parametrize(
     ("matrix", "index_only"),
-    [(M, False), (_trapped("2.14.1", "2.34"), True)],
+    [(M, False), (_pypi_wheel_needs("2.34", "2.14.1"), True)],
     ids=["bundled", "trapped"],
 )
 def test_what_installs_from_pypi_installs_from_the_index_and_a_refusal_reads_alike(
@@ -109,7 +81,7 @@ def test_a_release_only_the_index_installs_is_weighed_not_refused() -> None:
     """torch 2.15.0's PyPI wheel needing glibc 2.34, on glibc 2.31: 2.15.0 still installs (from
     the index), so it is weighed as a candidate (its cu132 there is unconfirmed, and said so)
     rather than refused as a release this interpreter cannot install."""
-    p = plan(nvidia("595.71.05", glibc="2.31"), _trapped("2.15.0", "2.34"))
+    p = plan(nvidia("595.71.05", glibc="2.31"), _pypi_wheel_needs("2.34", "2.15.0"))
     assert (p.status, p.torch_version, p.source) == ("ok", "2.14.1", "pypi")
     assert ("newest-release-blocked", "torch 2.15.0: no fitting variant") in reasons(p)
     assert not {"newer-release-not-installable", "newest-installable"} & set(p.reason_codes)

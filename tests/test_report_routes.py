@@ -6,9 +6,8 @@ report shows, the report is cut or one line changed, and the test says which."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from test_report_behaviour import changed, read
 
 from setup_env.facts import Facts, Note
 from setup_env.knowledge.cuda import driver_fit
@@ -17,18 +16,6 @@ from setup_env.probe.report import CollectEnvError, parse
 from setup_env.probe.report.fields import MAX_GPUS
 from setup_env.probe.report.infer import UNKNOWN_NVIDIA
 from setup_env.probe.report.model import Evidence
-
-FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
-
-
-def read(name: str) -> str:
-    return (FIXTURES / name).read_text(encoding="utf-8")
-
-
-def changed(text: str, old: str, new: str) -> str:
-    """`text` with its first `old` replaced by `new`; the change must land."""
-    assert old in text, old
-    return text.replace(old, new, 1)
 
 
 def without(text: str, *starts: str) -> str:
