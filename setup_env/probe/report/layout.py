@@ -6,6 +6,7 @@ quoting and a second pasted report are skipped. :mod:`.build` turns what is read
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Optional
 
 from setup_env.probe.report.build import _build
@@ -302,23 +303,24 @@ def parse(text: str) -> Report:
 
 # pip's "torch==2.5.1", conda's "pytorch   1.4.0   py3.7_cuda10.0.130_cudnn7.6.3_0   pytorch"
 _PIP_TORCH = re.compile(r"^(?:torch==|pytorch\s+)\d")
+# The tag a library line starts with: "[pip3]", "[pip]", "[conda]".
+_LIB_TAG = re.compile(r"^\[[^\]]*\]")
 
 
+@dataclass
 class _Wrapped:
     """A field value continued on the lines that follow it while a parenthesis or bracket in it
     is still open (and no "runtime)" closes the value), kept as pieces with their balance:
     ``unclosed()`` answers in constant time what counting brackets in ``value()`` would (the
     pieces are joined with a space, so "runtime)" never spans two of them)."""
 
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-        self.runtime = False
-        self.parens = 0  # "(" less ")"
-        self.brackets = 0  # "[" less "]"
+    pieces: list[str] = field(default_factory=list)
+    runtime: bool = False
+    parens: int = 0  # "(" less ")"
+    brackets: int = 0  # "[" less "]"
 
     def start(self, value: str) -> None:
-        self.pieces = []
-        self.runtime, self.parens, self.brackets = False, 0, 0
+        """The value as its key's line gives it (read once: the first report's key wins)."""
         self.add(value)
 
     def add(self, piece: str) -> None:
@@ -338,10 +340,10 @@ class _Wrapped:
 
 
 def _complete_lib_line(line: str) -> bool:
-    # "[pip3] to" or "[conda] numpy  1.18.5  p" are cut mid-line; complete ones have a version.
-    body = line.split("]", 1)[-1].strip()
-    if body.lower() == "could not collect":
-        return True
+    # "[pip3] to", "[pip3] torch==" and "[conda] numpy  1.18.5" are cut mid-line: a pip line
+    # ends in "==version", a conda line has a name, a version and a build ("Could not collect",
+    # collect_env's line when it found nothing, has three words too).
+    body = _LIB_TAG.sub("", line).strip()
     if "==" in body:
         return bool(re.search(r"==\S+$", body))
     return len(body.split()) >= 3
