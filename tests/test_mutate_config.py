@@ -183,3 +183,23 @@ def test_a_module_without_functions_has_no_mutants_not_a_failure(tmp_path: Path)
     assert MUTATE.no_mutants(tmp_path)
     meta.write_text(json.dumps({"exit_code_by_key": {"setup_env.x__mutmut_1": None}}))
     assert not MUTATE.no_mutants(tmp_path)
+
+
+def test_a_run_keeps_bytecode_in_its_own_folder_emptied_by_each_prepare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mutated file holds every mutant's copy of its functions (megabytes): a test that starts
+    `python -m setup_env` compiles it again unless bytecode is written. It is written to the
+    run's own folder, which every prepare (a first run or --again) empties, so a rerun never
+    loads bytecode of a file that has changed since."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = MUTATE.run_env(tmp_path)
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    cache = Path(env["PYTHONPYCACHEPREFIX"])
+    assert cache.parent == tmp_path
+    stale = cache / "setup_env" / "probe" / "report" / "infer.cpython-311.pyc"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old")
+    MUTATE.prepare("report-infer", tmp_path, again=True)
+    assert not cache.exists()
+    assert (tmp_path / "setup_env" / "probe" / "report" / "infer.py").is_file()
