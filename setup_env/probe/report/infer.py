@@ -125,8 +125,9 @@ def infer(
     # --- OS ------------------------------------------------------------------------------
     os_info = facts.os
     if os_info.family == "other":
-        family, why = _os_from(fields, facts, messages, paths)
-        if family is not None:
+        found = _os_from(fields, facts, messages, paths)
+        if found is not None:
+            family, why = found
             os_info = replace(
                 os_info, family=family, sources={**os_info.sources, "family": inferred(why)}
             )
@@ -182,7 +183,8 @@ def infer(
     cuda_yes = bool(cuda_available) and not rocm_build and torch is not None
     if not has_gpu and (cuda_yes or ran):
         if cuda_yes:
-            said = fields.get("Is CUDA available", "True").strip()
+            # (cuda_available is that line read: its words as the paste spells them)
+            said = fields["Is CUDA available"].strip()
             why = f"Is CUDA available: {said} with torch {torch.version}"  # type: ignore[union-attr]
         else:
             why = f"torch's message comes from a loaded NVIDIA driver ({ran[0].text[:80]})"
@@ -412,14 +414,15 @@ def _os_from(
     facts: Facts,
     messages: tuple[TorchMessage, ...],
     paths: list[str],
-) -> tuple[Optional[Literal["linux", "darwin", "windows"]], str]:
-    libc = (fields.get("Libc version") or "").strip()
-    if libc.startswith("glibc-") or libc.startswith("musl"):
+) -> Optional[tuple[Literal["linux", "darwin", "windows"], str]]:
+    """The OS a report without an OS line implies, and why; None when nothing settles it."""
+    libc = fields.get("Libc version")
+    if libc is not None and libc.startswith(("glibc-", "musl")):
         return "linux", f"Libc version: {libc[:20]} (glibc and musl are Linux's)"
     driver = facts.nvidia.driver_version if facts.nvidia else None
     if windows_only_driver(driver):
         return "windows", f"NVIDIA driver {driver} was only released for Windows"
-    lib = next((m.library for m in messages if m.kind == "library-load" and m.library), None)
+    lib = next((m.library for m in messages if m.library), None)  # a library-load message's
     if lib and ".so" in lib:
         return "linux", f"torch's message names a Linux shared library ({lib})"
     if lib and lib.lower().endswith(".dll"):
@@ -433,7 +436,7 @@ def _os_from(
             return "darwin", f"a macOS path ({_short(p)})"
         if _LINUX_PATH.search(p) and "/python3" in p:
             return "linux", f"a Linux path ({_short(p)})"
-    return None, ""
+    return None
 
 
 def _matrix() -> Optional[Matrix]:
@@ -451,7 +454,7 @@ def _floor(cuda: str, driver_os: str) -> Optional[str]:
     if m is None:
         return None
     fit = driver_fit(None, cuda, driver_os, m.cuda)
-    return (fit.mvc_floor or fit.toolkit_min) if fit.toolkit_min is not None else None
+    return fit.mvc_floor or fit.toolkit_min  # both None for a CUDA the table lacks
 
 
 def _newest_cuda() -> Optional[str]:

@@ -1,0 +1,174 @@
+"""What a report implies beyond its lines (probe/report/infer.py), rule by rule, on real reports
+cut or changed at the point each rule decides: the evidence each stated fact leaves, the Python a
+site-packages path names (POSIX, free-threaded, Windows), the OS a report without an OS line
+implies or is assumed to run, and what a ROCm build's "Is CUDA available: True" does not mean."""
+
+from __future__ import annotations
+
+import pytest
+from test_report_behaviour import FIXTURES, changed, read
+
+from setup_env.probe.report import CollectEnvError, parse
+from setup_env.probe.report.infer import UNKNOWN_NVIDIA
+from setup_env.probe.report.model import Evidence
+
+H100_CU130 = "linux-h100-cu130-driver570.txt"  # every line there, driver 570.172.08
+WINDOWS = "windows11-gtx1050ti-cu117.txt"  # driver 535.98, Windows 11
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            H100_CU130,
+            [
+                Evidence("torch", "2.9.0 (cu130)", "collect_env:PyTorch version"),
+                Evidence("os", "linux", "collect_env:OS"),
+                Evidence("python", "3.10.12", "collect_env:Python version"),
+                Evidence("gpus", "NVIDIA H100 80GB HBM3", "collect_env"),
+                Evidence("driver", "570.172.08", "collect_env:Nvidia driver version"),
+                Evidence("cuda_available", "True", "collect_env:Is CUDA available"),
+            ],
+        ),
+        (
+            WINDOWS,
+            [
+                Evidence("torch", "2.0.1+cu117 (cu117)", "collect_env:PyTorch version"),
+                Evidence("os", "windows", "collect_env:OS"),
+                Evidence("python", "3.9.16", "collect_env:Python version"),
+                Evidence("gpus", "NVIDIA GeForce GTX 1050 Ti", "collect_env"),
+                Evidence("driver", "535.98", "collect_env:Nvidia driver version"),
+                Evidence("cuda_available", "True", "collect_env:Is CUDA available"),
+            ],
+        ),
+    ],
+)
+def test_each_fact_a_whole_report_states_is_evidence_with_its_line(
+    name: str, expected: list[Evidence]
+) -> None:
+    """A report with every line: torch with its build, the OS, the Python, each GPU, the driver
+    version and "Is CUDA available", each from the line that states it, in that order."""
+    assert list(parse(read(name)).evidence) == expected
+
+
+# The sm_120 warning of IAHispano/Applio#1006, printed from a virtual environment's
+# "...\env\lib\site-packages" (no Python version in the path).
+APPLIO = "warning-only-windows11-rtx5090-applio.txt"
+APPLIO_SITE = r"\env\lib\site-packages"
+
+
+def _python(text: str) -> tuple[object, ...]:
+    report = parse(text)
+    python = report.facts.python
+    said = [e for e in report.evidence if e.fact == "python"]
+    return python.version, python.free_threaded, python.sources.get("version"), said
+
+
+def test_a_windows_site_packages_path_names_the_python_in_it() -> None:
+    """python.org's Windows installer puts packages in "...\\Python310\\Lib\\site-packages":
+    the Applio warning's path changed to that layout says Python 3.10 (inferred, with the
+    path); its own venv path names no Python, and the report then has none."""
+    text = read(APPLIO)
+    assert not _python(text)[0]
+    system = changed(text, APPLIO_SITE, r"\Python310\Lib\site-packages")
+    version, free_threaded, source, said = _python(system)
+    path = (
+        r"C:\AI\APPLIO\ApplioV3.2.8-bugfix\Python310\Lib\site-packages\torch\cuda\__init__.py:209:"
+    )
+    why = f"inferred: a site-packages path names it ({path})"
+    assert (version, free_threaded, source) == ("3.10", False, why)
+    assert said == [Evidence("python", "3.10", why)]
+    # Python 3.9's folder is "Python39": one digit after the 3
+    assert _python(changed(text, APPLIO_SITE, r"\Python39\Lib\site-packages"))[0] == "3.9"
+
+
+# pytorch/pytorch's error 804 report: torch's message from "/opt/conda/lib/python3.9/...".
+FORWARD_COMPAT = "message-804-forward-compat-rtx3090.txt"
+
+
+def test_a_posix_site_packages_path_names_the_python_and_a_t_a_free_threaded_one() -> None:
+    """ "/python3.9/site-packages/" is CPython 3.9 with the GIL; a "t" after the version
+    ("python3.13t", the free-threaded build's folder) is the free-threaded 3.13."""
+    text = read(FORWARD_COMPAT)
+    version, free_threaded, source, _said = _python(text)
+    assert (version, free_threaded) == ("3.9", False)
+    assert str(source).startswith("inferred: a site-packages path names it (/opt/conda/lib/")
+    threaded = text.replace("/python3.9/site-packages/", "/python3.13t/site-packages/")
+    assert threaded != text
+    assert _python(threaded)[:2] == ("3.13", True)
+
+
+def test_torchs_message_is_quoted_in_the_reason_to_80_characters() -> None:
+    """The 804 message has no GPU list: the GPU is inferred from torch's message, whose text
+    (longer than 80 characters) is quoted in the reason up to its 80th character."""
+    report = parse(read(FORWARD_COMPAT))
+    message = next(m for m in report.warnings if m.kind == "device-count-error")
+    assert len(message.text) > 80
+    gpus = [e for e in report.evidence if e.fact == "gpus"]
+    why = f"inferred: torch's message comes from a loaded NVIDIA driver ({message.text[:80]})"
+    assert gpus == [Evidence("gpus", UNKNOWN_NVIDIA, why)]
+
+
+def _without(text: str, *keys: str) -> str:
+    lines = text.splitlines(keepends=True)
+    kept = [x for x in lines if not x.startswith(keys)]
+    assert len(kept) == len(lines) - len(keys), keys
+    return "".join(kept)
+
+
+def test_a_report_without_its_os_line_is_linux_by_its_libc_quoted_to_20_characters() -> None:
+    """Without the OS and platform lines, "Libc version: glibc-2.35" says Linux (inferred,
+    the value quoted); a garbled value longer than 20 characters is quoted to its 20th."""
+    text = _without(read(H100_CU130), "OS:", "Python platform:")
+    report = parse(text)
+    why = "inferred: Libc version: glibc-2.35 (glibc and musl are Linux's)"
+    assert (report.facts.os.family, report.facts.os.sources["family"]) == ("linux", why)
+    long = changed(text, "Libc version: glibc-2.35", "Libc version: glibc-2.35-0ubuntu3.8+esm1")
+    said = parse(long).facts.os.sources["family"]
+    assert said == "inferred: Libc version: glibc-2.35-0ubuntu3. (glibc and musl are Linux's)"
+    musl = parse(changed(text, "Libc version: glibc-2.35", "Libc version: musl-1.2.4"))
+    assert musl.facts.os.family == "linux"
+
+
+def test_a_report_that_settles_no_os_is_assumed_linux_and_says_so() -> None:
+    """Without the OS, platform and libc lines nothing in the H100 report names the OS: the
+    facts keep it unknown, the planning facts assume Linux (the source says so), and the
+    assumption names Windows as the other answer, each part said in words."""
+    text = _without(read(H100_CU130), "OS:", "Python platform:", "Libc version:")
+    report = parse(text)
+    assert report.facts.os.family == "other"
+    assert report.planning is not None
+    os_info = report.planning.os
+    assert (os_info.family, os_info.sources["family"]) == ("linux", "assumed: Linux")
+    (assumption,) = [a for a in report.assumptions if a.fact == "os"]
+    assert (assumption.value, assumption.alt) == ("Linux (x86_64)", "os:windows")
+    assert assumption.why == "the report has no OS line and nothing in it names the OS"
+    assert assumption.alternative == "the machine runs Windows"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.txt")))
+def test_every_assumption_says_why_and_names_the_other_answer(name: str) -> None:
+    """Every assumption a real report leads to is said in words: what was assumed, why, and
+    the other value, with how that other value is planned."""
+    try:
+        report = parse(read(name))
+    except CollectEnvError:  # not a report: nothing assumed (test_collect_env covers it)
+        return
+    for a in report.assumptions:
+        for part in (a.value, a.why, a.alternative, a.alt):
+            assert isinstance(part, str) and part.strip(), (name, a)
+
+
+def test_a_rocm_wheels_cuda_available_is_no_nvidia_gpu_with_or_without_its_rocm_line() -> None:
+    """The WSL2 ROCm 6.2 report with its GPU list cut: "Is CUDA available: True" on a ROCm
+    build is HIP answering, not an NVIDIA GPU, whether the build is known from the wheel's
+    "+rocm6.2" alone (its "ROCM used to build" line cut too) or from both."""
+    text = _without(read("wsl2-rocm62-rx7900xt.txt"), "GPU models and configuration:")
+    for cut in (text, _without(text, "ROCM used to build PyTorch:")):
+        report = parse(cut)
+        torch = report.facts.package("torch")
+        assert torch is not None and torch.variant is not None and torch.variant.is_rocm
+        assert report.cuda_available is True
+        assert report.planning is not None
+        assert report.planning.nvidia is None or report.planning.nvidia.gpus == ()
+        assert [e for e in report.evidence if e.value == UNKNOWN_NVIDIA] == []
