@@ -37,6 +37,8 @@ from setup_env.probe.report.fields import (
 from setup_env.probe.report.messages import TorchMessage
 from setup_env.probe.report.model import SOURCE, WARNING_SOURCE, Report
 
+_ARCHITECTURE = re.compile(r"^Architecture\s*[:=]\s*(.*?)\s*$")
+
 
 def _build(
     fields: dict[str, str],
@@ -46,7 +48,7 @@ def _build(
     lib_lines: list[str],
     truncated: bool,
     *,
-    layout: str = "pytorch",
+    layout: str,
     messages: tuple[TorchMessage, ...] = (),
     xpu_lines: Optional[list[str]] = None,
     env: Optional[dict[str, str]] = None,
@@ -55,22 +57,18 @@ def _build(
     paths: Optional[list[str]] = None,
 ) -> Report:
     notes: list[Note] = []
-    os_info = _os_info(fields, notes)
-    wmi = next(
-        (
-            re.split(r"[:=]", x, maxsplit=1)[1].strip()
-            for x in cpu_lines
-            if re.match(r"^Architecture\s*[:=]", x)
-        ),
-        "",
-    )
-    cuda_build = bool(re.match(r"^\d+\.\d+", fields.get("CUDA used to build PyTorch", "")))
+    os_info = _os_info(fields)
+    # The CPU block's "Architecture" (lscpu's name, or Windows' WMI code: "Architecture=9")
+    wmi = next((m.group(1) for m in map(_ARCHITECTURE.match, cpu_lines) if m), None)
+    cuda_line = fields.get("CUDA used to build PyTorch")
+    cuda_build = cuda_line is not None and bool(re.match(r"^\d+\.\d+", cuda_line))
     python = _python_info(fields, os_info, notes, wmi, cuda_build)
-    cpu = _cpu_info(cpu_lines, python, os_info)
+    cpu = _cpu_info(cpu_lines)
     if (
         os_info.family == "darwin"
         and python.machine == "x86_64"
-        and (cpu.model or "").startswith("Apple M")
+        and cpu.model is not None
+        and cpu.model.startswith("Apple M")
     ):
         # An x86_64 interpreter on Apple Silicon can only be running under Rosetta 2.
         python = replace(python, rosetta=True, sources={**python.sources, "rosetta": SOURCE})
@@ -332,7 +330,7 @@ def _segment(name: str) -> Optional[str]:
         model = catalogue.lookup(name)
     except (ImportError, KeyError, ValueError, LookupError):
         return None
-    return getattr(model, "segment", None) if model is not None else None
+    return model.segment if model is not None else None
 
 
 def _missing(fields: dict[str, str], facts: Facts) -> tuple[str, ...]:

@@ -56,7 +56,7 @@ def _version_prefix(text: Optional[str], parts: int = 3) -> Optional[str]:
     return m.group(1) if m else None
 
 
-def _os_info(fields: dict[str, str], notes: list[Note]) -> OSInfo:
+def _os_info(fields: dict[str, str]) -> OSInfo:
     os_line = _value(fields.get("OS")) or ""
     platform = _value(fields.get("Python platform")) or ""
     libc = _value(fields.get("Libc version")) or ""
@@ -147,8 +147,8 @@ def _python_info(
     fields: dict[str, str],
     os_info: OSInfo,
     notes: list[Note],
-    cpu_arch: str = "",
-    cuda_build: bool = False,
+    cpu_arch: Optional[str],
+    cuda_build: bool,
 ) -> PythonInfo:
     raw = fields.get("Python version", "")
     platform = _value(fields.get("Python platform")) or ""
@@ -203,7 +203,7 @@ def _python_info(
 _LSCPU_ZH = {"架构": "Architecture", "厂商 ID": "Vendor ID", "CPU": "CPU(s)"}
 
 
-def _cpu_info(cpu_lines: list[str], python: PythonInfo, os_info: OSInfo) -> CpuInfo:
+def _cpu_info(cpu_lines: list[str]) -> CpuInfo:
     kv: dict[str, str] = {}
     bare: list[str] = []
     for line in cpu_lines:

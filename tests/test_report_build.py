@@ -1,0 +1,59 @@
+"""The facts assembled from what a layout read (probe/report/build.py), one rule at a time on
+real reports cut or changed where the rule decides: Rosetta on a Mac, the ROCm build that files
+an unnamed GPU as AMD, the CUDA build line, a Windows CPU's WMI code."""
+
+from __future__ import annotations
+
+from test_report_behaviour import changed, read
+
+from setup_env.probe.report import parse
+
+ROSETTA = "macos15-rosetta-m2pro.txt"  # an x86_64 Python on an Apple M2 Pro
+ROCM37 = "linux-rocm3.7-source-build-device-66a1.txt"  # "GPU models ...: Device 66a1"
+
+
+def _drop(text: str, key: str) -> str:
+    lines = text.splitlines(keepends=True)
+    kept = [x for x in lines if not x.startswith(key)]
+    assert len(kept) == len(lines) - 1, key
+    return "".join(kept)
+
+
+def test_an_x86_64_python_on_an_apple_m_cpu_runs_under_rosetta_said_from_the_report() -> None:
+    """macOS, an x86_64 interpreter and an "Apple M" CPU: Rosetta 2, with the report as its
+    source. An Intel Mac's CPU (the model changed to an Intel Core) is no Rosetta, and
+    neither is a report without the CPU block's model."""
+    text = read(ROSETTA)
+    python = parse(text).facts.python
+    assert (python.machine, python.rosetta, python.sources.get("rosetta")) == (
+        "x86_64",
+        True,
+        "collect_env",
+    )
+    model = next(x for x in text.splitlines() if x.startswith("Apple M"))
+    intel = changed(text, model, "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz")
+    assert not parse(intel).facts.python.rosetta
+    assert "rosetta" not in parse(intel).facts.python.sources
+    assert not parse(text.replace(model + "\n", "", 1)).facts.python.rosetta
+
+
+def test_a_rocm_build_files_an_unnamed_gpu_as_amd_by_its_rocm_line_alone() -> None:
+    """ROCm 3.7's "Device 66a1" names no vendor and has no "GPU 0:" of NVIDIA's list: the
+    build decides. Its "ROCM used to build" line alone (the HIP runtime line cut away) makes
+    it an AMD GPU; without either line the bare name is no GPU at all."""
+    text = _drop(read(ROCM37), "HIP runtime version:")
+    facts = parse(text).facts
+    assert facts.rocm is not None
+    assert [(g.name, g.vendor) for g in facts.rocm.gpus] == [("Device 66a1", "amd")]
+    assert facts.nvidia is None
+    assert parse(_drop(text, "ROCM used to build PyTorch:")).facts.gpus == ()
+
+
+def test_a_cut_rocm_line_is_no_rocm_build() -> None:
+    """A paste cut inside "ROCM used to build PyTorch: N/" says no version: not a ROCm build,
+    so with the HIP line cut away too "Device 66a1" is no GPU."""
+    text = _drop(read(ROCM37), "HIP runtime version:")
+    cut = changed(
+        text, "ROCM used to build PyTorch: 3.7.20315-077bcfa0", "ROCM used to build PyTorch: N/"
+    )
+    assert parse(cut).facts.gpus == ()
