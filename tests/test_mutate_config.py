@@ -203,3 +203,30 @@ def test_a_run_keeps_bytecode_in_its_own_folder_emptied_by_each_prepare(
     MUTATE.prepare("report-infer", tmp_path, again=True)
     assert not cache.exists()
     assert (tmp_path / "setup_env" / "probe" / "report" / "infer.py").is_file()
+
+
+def test_again_reruns_the_survivors_and_relinks_a_function_no_test_reached(
+    tmp_path: Path,
+) -> None:
+    """--again's second pass: the last run's survivors (a killed one and one never checked are
+    not rerun), and a mutant of a function new since the last run, which mutmut left without
+    tests: its stats are dropped so that mutmut links every function again."""
+    stats = _last_run(tmp_path, RUN_TESTS)
+    meta = tmp_path / "mutants" / "setup_env" / "x.py.meta"
+    meta.parent.mkdir()
+    before = {
+        "setup_env.x.x_a__mutmut_1": "survived",
+        "setup_env.x.x_a__mutmut_2": "killed",
+        "setup_env.x.x_a__mutmut_3": "not checked",
+    }
+    after = {"setup_env.x.x_a__mutmut_1": 0, "setup_env.x.x_a__mutmut_2": 1}
+    meta.write_text(json.dumps({"exit_code_by_key": after}))
+    assert MUTATE.second_pass(tmp_path, before) == ["setup_env.x.x_a__mutmut_1"]
+    assert stats.is_file()  # every function has its tests: the links are kept
+    after["setup_env.x.x_new__mutmut_1"] = 33  # mutmut's "no tests"
+    meta.write_text(json.dumps({"exit_code_by_key": after}))
+    assert MUTATE.second_pass(tmp_path, before) == [
+        "setup_env.x.x_a__mutmut_1",
+        "setup_env.x.x_new__mutmut_1",
+    ]
+    assert not stats.exists()
