@@ -78,6 +78,80 @@ def test_a_companion_wheel_for_any_python_or_unknown_files_is_no_warning() -> No
     assert not said(make_plan(facts, opts, elsewhere), "companion-no-wheel")
 
 
+def test_a_companion_whose_wheels_the_data_does_not_list_is_not_doubted() -> None:
+    """torch 2.9.1 with torchvision ==0.24.* (no exact version known, so no file list to read)
+    and torchaudio 2.9.1 (the data lists torchvision's wheels only): both are installed, neither
+    is said to lack a wheel."""
+    facts = spec_facts(os="linux", python="3.12", glibc="2.35")
+    opts = PlanOptions(with_packages=("torchvision", "torchaudio"), torch="2.9")
+    plan = make_plan(facts, opts, _bundled())
+    assert plan.command == (
+        "pip install torch==2.9.1 'torchvision==0.24.*' torchaudio==2.9.1 "
+        "--index-url https://download.pytorch.org/whl/cpu"
+    )
+    assert not said(plan, "companion-no-wheel")
+
+
+def test_torchvisions_wheel_list_judges_torchvision_alone() -> None:
+    """The data changed so that torchvision's file list has a "2.9.1" entry (torchaudio 2.9.1's
+    version number) without a wheel for Python 3.12: torchaudio 2.9.1 is still not doubted, as
+    the list is torchvision's; torchvision at that version would be."""
+    m = _bundled()
+    files = dict(m.torchvision_files)
+    files["2.9.1"] = {"manylinux_2_28_x86_64": ("cp310-cp310",)}
+    changed = dataclasses.replace(m, torchvision_files=files)
+    facts = spec_facts(os="linux", python="3.12", glibc="2.35")
+    opts = PlanOptions(with_packages=("torchaudio",), torch="2.9")
+    plan = make_plan(facts, opts, changed)
+    assert plan.requirements == ("torch==2.9.1", "torchaudio==2.9.1")
+    assert not said(plan, "companion-no-wheel")
+    # (the same entry under torchvision's own version is read: the list is what it judges by)
+    files["0.24.0"] = files.pop("2.9.1")
+    tv = make_plan(facts, PlanOptions(with_packages=("torchvision",), torch="2.9.0"), changed)
+    assert tv.requirements == ("torch==2.9.0", "torchvision==0.24.0")
+    assert said(tv, "companion-no-wheel")
+
+
+def test_a_plan_without_a_cuda_build_names_no_cuda_or_driver_floor() -> None:
+    """A CPU plan (`plan --json`): no CUDA and no minimum driver (null, not an empty string),
+    and, like every plan, the newest release the data knows (2.15.0) beside the pinned one."""
+    facts = spec_facts(os="linux", python="3.12", glibc="2.35")
+    plan = make_plan(facts, PlanOptions(torch="2.5"), _bundled())
+    assert (plan.torch_version, str(plan.variant)) == ("2.5.1", "cpu")
+    assert plan.cuda is None and plan.min_driver is None
+    assert plan.newest_torch == "2.15.0"
+    # a CUDA plan names both
+    cuda = make_plan(_rtx4090(), None, _bundled())
+    assert (cuda.cuda, cuda.min_driver, cuda.newest_torch) == ("13.2", "595.71.05", "2.15.0")
+
+
+def test_facts_with_wheel_tags_but_no_python_version_leave_the_environments_python_open() -> None:
+    """A capture whose interpreter record has its wheel tags but no version (the Debian 12
+    capture, its "3.11.7" dropped): the plan matches wheels by the tags, and the environment.yml
+    and pixi.toml ask for a Python without a version rather than inventing one; with the version
+    they pin it."""
+    from pathlib import Path
+
+    from setup_env.probe.detect import detect
+    from setup_env.probe.host import ReplayHost
+
+    host = Path(__file__).parent / "fixtures" / "hosts" / "debian12-nogpu-cuda13toolkit"
+    known = detect(ReplayHost(host))
+    assert known.python.version == "3.11.7" and known.python.tags
+    facts = dataclasses.replace(known, python=dataclasses.replace(known.python, version=""))
+    conda = make_plan(facts, PlanOptions(installer="conda"), _bundled())
+    assert conda.torch_version == "2.15.0" and conda.config is not None
+    assert "  - pip\n" in conda.config
+    assert conda.config.split("\n")[4] == "  - python"
+    pinned = make_plan(known, PlanOptions(installer="conda"), _bundled()).config or ""
+    assert pinned.split("\n")[4] == "  - python=3.11"
+    pixi = make_plan(facts, PlanOptions(installer="pixi"), _bundled())
+    assert pixi.torch_version == "2.15.0" and pixi.config is not None
+    assert '\n[dependencies]\npython = "*"\n' in pixi.config
+    pinned = make_plan(known, PlanOptions(installer="pixi"), _bundled()).config or ""
+    assert '\n[dependencies]\npython = "3.11.*"\n' in pinned
+
+
 def test_a_plain_pip_plan_on_an_inferred_pypi_row_says_so() -> None:
     """Which build PyPI's aarch64 torch 2.9.1 is (CPU) is inferred in the data (its row is I)."""
     facts = spec_facts(os="linux", arch="aarch64", python="3.12", glibc="2.35")
@@ -97,13 +171,33 @@ def test_no_conda_forge_route_where_conda_forge_builds_no_cuda_pytorch() -> None
     """A GH200 (linux aarch64) on cu129: the environment.yml and pixi.toml carry the wheel only,
     no conda-forge comment (its CUDA builds are shown for linux-64 and win-64 only)."""
     facts = spec_facts(os="linux", arch="aarch64", python="3.12", gpus=["GH200"], driver="580.95")
-    for installer in ("conda", "pixi"):
-        plan = make_plan(facts, PlanOptions(installer=installer, variant="cu129"), _bundled())
-        assert plan.status == "ok" and plan.config, plan
-        assert "https://download.pytorch.org/whl/cu129" in plan.config
-        assert "conda-forge's own PyTorch" not in plan.config and "cuda-version" not in plan.config
+    conda = make_plan(facts, PlanOptions(installer="conda", variant="cu129"), _bundled())
+    assert conda.status == "ok" and conda.cuda == "12.9", conda
+    assert conda.config == (
+        "name: torch\n"
+        "channels:\n"
+        "  - conda-forge\n"
+        "dependencies:\n"
+        "  - python=3.12\n"
+        "  - pip\n"
+        "  - pip:\n"
+        "      - --index-url https://download.pytorch.org/whl/cu129\n"
+        "      - torch==2.13.0\n"
+    )
     pixi = make_plan(facts, PlanOptions(installer="pixi", variant="cu129"), _bundled())
-    assert 'platforms = ["linux-aarch64"]' in (pixi.config or "")
+    assert pixi.status == "ok" and pixi.cuda == "12.9", pixi
+    assert pixi.config == (
+        "[workspace]\n"
+        'name = "torch"\n'
+        'channels = ["conda-forge"]\n'
+        'platforms = ["linux-aarch64"]\n'
+        "\n"
+        "[dependencies]\n"
+        'python = "3.12.*"\n'
+        "\n"
+        "[pypi-dependencies]\n"
+        'torch = { version = "==2.13.0", index = "https://download.pytorch.org/whl/cu129" }\n'
+    )
 
 
 def _rtx4090() -> Facts:

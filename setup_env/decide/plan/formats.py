@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, Optional
 
 from packaging.version import Version
@@ -52,7 +52,7 @@ def _finish(
     for name in opts.with_packages:
         comp = rel.companions.get(name)
         if comp is None or comp.spec is None:
-            alt = _newest_with_companion(ctx, name, installable)
+            alt = _newest_with_companion(name, installable)
             msg = f"{name}: no {name} release is known for torch {rel.version}"
             if name == "torchvision" and rel.version >= Version("2.15"):
                 msg += " (none on PyPI yet)"
@@ -62,7 +62,7 @@ def _finish(
                     8,
                     "pin-torch",
                     f"torch {alt.version} is the newest with a known {name} "
-                    f"({alt.companions[name].spec or ''}): --torch {alt.version}",
+                    f"({alt.companions[name].spec}): --torch {alt.version}",
                 )
             continue
         if not _companion_wheel(ctx, name, comp.version):
@@ -73,12 +73,11 @@ def _finish(
             )
         requirements.append(f"{name}{comp.spec}")
     _say_inferred(ctx, rel, variant, via_pypi)
-    cuda_of = build.cuda if build is not None and variant.is_cuda else None
-    argv, command, config = _commands(ctx, requirements, url, pre=False, cuda=cuda_of)
+    # (only CUDA variants have builds: the matrix loader refuses others)
+    cuda = build.cuda if build is not None else None
+    argv, command, config = _commands(ctx, requirements, url, cuda=cuda)
     min_driver = None
-    cuda = None
     if build is not None:
-        cuda = build.cuda
         row = ctx.matrix.cuda_version(build.cuda)
         if row is not None:
             min_driver = row.toolkit_minimum(build.toolkit).for_os(t.driver_os)[1]
@@ -112,7 +111,8 @@ def _finish(
 def _say_inferred(ctx: _Ctx, rel: Release, variant: Variant, via_pypi: bool) -> None:
     """The rule (setup_env.knowledge.matrix.plannable) lets a plan rest on an inferred (I) row:
     the plan then says which row and its source."""
-    plat = ctx.t.platform or ""
+    plat = ctx.t.platform
+    assert plat is not None  # rel installs here
     if via_pypi:
         pv = rel.pypi_variant.get(plat)
         if pv is not None and pv.confidence == "I":
@@ -122,8 +122,9 @@ def _say_inferred(ctx: _Ctx, rel: Release, variant: Variant, via_pypi: bool) -> 
                 f"{plat} is inferred, not read from PyPI's wheel ({pv.source})",
             )
         return
-    av = rel.index.get(variant.index_variant, {}).get(plat)
-    if av is not None and av.inferred:
+    # a plan from the index rests on the release's row for the variant and platform
+    av = rel.index[variant.index_variant][plat]
+    if av.inferred:
         ctx.warn(
             "row-inferred",
             f"that PyTorch's index has torch {rel.version}+{variant.index_variant} for {plat} is "
@@ -132,9 +133,7 @@ def _say_inferred(ctx: _Ctx, rel: Release, variant: Variant, via_pypi: bool) -> 
         )
 
 
-def _newest_with_companion(
-    ctx: _Ctx, name: str, installable: Sequence[Release]
-) -> Optional[Release]:
+def _newest_with_companion(name: str, installable: Sequence[Release]) -> Optional[Release]:
     for rel in installable:
         comp = rel.companions.get(name)
         if comp is not None and comp.spec is not None:
@@ -143,7 +142,8 @@ def _newest_with_companion(
 
 
 def _companion_wheel(ctx: _Ctx, name: str, version: Optional[Version]) -> bool:
-    if name != "torchvision" or version is None or not ctx.t.tags:
+    # (ctx.t.tags is never empty here: without tags no release installs, and no plan is made)
+    if name != "torchvision" or version is None:
         return True
     files = ctx.matrix.torchvision_files.get(str(version))
     if files is None:
@@ -166,7 +166,7 @@ def _commands(
     ctx: _Ctx,
     requirements: Sequence[str],
     url: Optional[str],
-    pre: bool,
+    pre: bool = False,
     cuda: Optional[str] = None,
 ) -> tuple[tuple[str, ...], str, Optional[str]]:
     """``cuda``: the CUDA version of a CUDA build ("12.9"), for conda-forge's route."""
@@ -187,10 +187,10 @@ def _commands(
         config = _uv_project(reqs, url, ctx)
         argv = ["uv", "sync"] if url else ["uv", "add", *reqs]
     elif inst == "conda":
-        config = _conda(reqs, url, pre, ctx) + _conda_forge_route(ctx, cuda, "conda")
+        config = _conda(reqs, url, pre, ctx) + _conda_forge_route(ctx, cuda, _conda_route)
         argv = ["conda", "env", "create", "--file", "environment.yml"]
     elif inst == "pixi":
-        config = _pixi(reqs, url, pre, ctx) + _conda_forge_route(ctx, cuda, "pixi")
+        config = _pixi(reqs, url, pre, ctx) + _conda_forge_route(ctx, cuda, _pixi_route)
         argv = ["pixi", "install"]
     else:
         config = _poetry(reqs, url, ctx)
@@ -199,8 +199,10 @@ def _commands(
 
 
 def _index_name(url: str) -> str:
-    tail = url.rstrip("/").rsplit("/", 1)[-1]
-    return "pytorch-" + re.sub(r"[^a-z0-9]+", "-", tail.lower()).strip("-")
+    """The index's name in a uv or poetry project: the URL's last folder, which is the variant
+    (a label of the data's closed set: cpu, cu130, rocm7.14; both the bundled index URL and a
+    mirror's are validated without a trailing slash), its dots made dashes."""
+    return "pytorch-" + url.rpartition("/")[2].replace(".", "-")
 
 
 def _toml(s: str) -> str:
@@ -229,7 +231,7 @@ def _uv_project(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
 
 def _poetry(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
     out = ["[tool.poetry.dependencies]"]
-    name = _index_name(url) if url else None
+    name = _index_name(url) if url else ""
     for r in reqs:
         pkg, spec = _split(r)
         spec = spec or "*"
@@ -238,7 +240,7 @@ def _poetry(reqs: list[str], url: Optional[str], ctx: _Ctx) -> str:
             out.append(f"{pkg} = {{ version = {_toml(spec)}, source = {_toml(name)}{allow} }}")
         else:
             out.append(f"{pkg} = {_toml(spec)}")
-    if url and name:
+    if url:
         out += ["", "[[tool.poetry.source]]", f"name = {_toml(name)}", f"url = {_toml(url)}"]
         out.append('priority = "explicit"')
     return "\n".join(out) + "\n"
@@ -265,12 +267,6 @@ def _python_spec(ctx: _Ctx) -> tuple[str, Optional[str]]:
     return name, (f"{py.major}.{py.minor}" if py is not None else None)
 
 
-def _req_parts(req: str) -> tuple[str, str]:
-    """("torchvision", "==0.29.*") of a requirement as the planner writes them."""
-    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(.*)$", req)
-    return (m.group(1), m.group(2).strip()) if m else (req, "")
-
-
 def _conda(reqs: list[str], url: Optional[str], pre: bool, ctx: _Ctx) -> str:
     """An environment.yml: Python and pip from conda-forge, torch by pip. conda writes the
     ``pip:`` list to a requirements file and runs ``pip install -r`` on it, so option lines
@@ -292,15 +288,14 @@ def _pixi(reqs: list[str], url: Optional[str], pre: bool, ctx: _Ctx) -> str:
     named per package (pixi resolves through uv: only these packages come from that index, their
     dependencies from PyPI). https://pixi.sh/latest/python/pytorch/"""
     name, ver = _python_spec(ctx)
-    plat = _PIXI_PLATFORMS.get(ctx.t.platform or "")
+    assert ctx.t.platform is not None  # a plan has a platform (_no_platform plans none before)
     out = ["[workspace]", 'name = "torch"', 'channels = ["conda-forge"]']
-    if plat:
-        out.append(f"platforms = [{_toml(plat)}]")
+    out.append(f"platforms = [{_toml(_PIXI_PLATFORMS[ctx.t.platform])}]")
     out += ["", "[dependencies]", f"{name} = {_toml(f'{ver}.*' if ver else '*')}"]
     out += ["", "[pypi-dependencies]"]
     for r in reqs:
-        pkg, spec = _req_parts(r)
-        spec = spec or "*"
+        pkg, pin = _split(r)
+        spec = f"=={pin}" if pin else "*"
         if url:
             out.append(f"{pkg} = {{ version = {_toml(spec)}, index = {_toml(url)} }}")
         else:
@@ -318,33 +313,40 @@ def _pixi(reqs: list[str], url: Optional[str], pre: bool, ctx: _Ctx) -> str:
 _CONDA_FORGE_CUDA = ("linux_x86_64", "windows_x86_64")
 
 
-def _conda_forge_route(ctx: _Ctx, cuda: Optional[str], form: str) -> str:
+def _conda_forge_route(ctx: _Ctx, cuda: Optional[str], form: Callable[[str], list[str]]) -> str:
     """The other supported route for a CUDA plan, as comment lines the file keeps inert:
     conda-forge's own ``pytorch`` build on the same CUDA, in place of the wheel. Its version is
     left to the solver: conda-forge's releases follow PyTorch's at their own pace, and which
-    exist is not in this data."""
+    exist is not in this data. ``form``: the route's lines in the file's own syntax
+    (``_conda_route``, ``_pixi_route``)."""
     if not cuda or not re.match(r"^\d{2}\.\d{1,2}$", cuda):
         return ""
-    if (ctx.t.platform or "") not in _CONDA_FORGE_CUDA:
+    if ctx.t.platform not in _CONDA_FORGE_CUDA:
         return ""
     head = [
         "",
         "# The other route: conda-forge's own PyTorch build in place of the wheel (where",
         f"# conda-forge has one for CUDA {cuda}; its CUDA libraries then come from conda-forge):",
     ]
-    if form == "conda":
-        body = [
-            "# in dependencies, in place of the pip: list",
-            "#   - pytorch=*=cuda*",
-            f"#   - cuda-version={cuda}",
-        ]
-    else:
-        body = [
-            "# drop [pypi-dependencies] and add to [dependencies]",
-            '#   pytorch = { version = "*", build = "cuda*" }',
-            f'#   cuda-version = "{cuda}.*"',
-            "# with the machine's CUDA declared",
-            "#   [system-requirements]",
-            f'#   cuda = "{cuda.split(".")[0]}"',
-        ]
-    return "\n".join(head + body) + "\n"
+    return "\n".join(head + form(cuda)) + "\n"
+
+
+def _conda_route(cuda: str) -> list[str]:
+    """conda-forge's route in an environment.yml (``_conda_forge_route``)."""
+    return [
+        "# in dependencies, in place of the pip: list",
+        "#   - pytorch=*=cuda*",
+        f"#   - cuda-version={cuda}",
+    ]
+
+
+def _pixi_route(cuda: str) -> list[str]:
+    """conda-forge's route in a pixi.toml (``_conda_forge_route``)."""
+    return [
+        "# drop [pypi-dependencies] and add to [dependencies]",
+        '#   pytorch = { version = "*", build = "cuda*" }',
+        f'#   cuda-version = "{cuda}.*"',
+        "# with the machine's CUDA declared",
+        "#   [system-requirements]",
+        f'#   cuda = "{cuda.split(".")[0]}"',
+    ]
