@@ -107,6 +107,11 @@ def test_torchs_message_is_quoted_in_the_reason_to_80_characters() -> None:
     gpus = [e for e in report.evidence if e.fact == "gpus"]
     why = f"inferred: torch's message comes from a loaded NVIDIA driver ({message.text[:80]})"
     assert gpus == [Evidence("gpus", UNKNOWN_NVIDIA, why)]
+    # the one GPU inferred is GPU 0, as collect_env would have listed it
+    assert report.planning is not None and report.planning.nvidia is not None
+    assert [(g.index, g.name, g.source) for g in report.planning.nvidia.gpus] == [
+        (0, UNKNOWN_NVIDIA, why)
+    ]
 
 
 def _without(text: str, *keys: str) -> str:
@@ -172,3 +177,18 @@ def test_a_rocm_wheels_cuda_available_is_no_nvidia_gpu_with_or_without_its_rocm_
         assert report.planning is not None
         assert report.planning.nvidia is None or report.planning.nvidia.gpus == ()
         assert [e for e in report.evidence if e.value == UNKNOWN_NVIDIA] == []
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.txt")))
+def test_each_vendors_gpus_are_numbered_from_0_as_listed_or_inferred(name: str) -> None:
+    """collect_env numbers GPUs from 0; a GPU the report only implies (torch's message, an
+    XPU build, GPU intent) is GPU 0 of its vendor too, in the facts and in the planning facts."""
+    try:
+        report = parse(read(name))
+    except CollectEnvError:
+        return
+    assert report.planning is not None
+    for facts in (report.facts, report.planning):
+        for info in (facts.nvidia, facts.rocm, facts.xpu):
+            gpus = info.gpus if info is not None else ()
+            assert [g.index for g in gpus] == list(range(len(gpus))), (name, gpus)
