@@ -7,6 +7,7 @@ from __future__ import annotations
 from test_report_behaviour import changed, read
 
 from setup_env.probe.report import parse
+from setup_env.probe.report.fields import MAX_GPUS
 
 ROSETTA = "macos15-rosetta-m2pro.txt"  # an x86_64 Python on an Apple M2 Pro
 ROCM37 = "linux-rocm3.7-source-build-device-66a1.txt"  # "GPU models ...: Device 66a1"
@@ -57,3 +58,15 @@ def test_a_cut_rocm_line_is_no_rocm_build() -> None:
         text, "ROCM used to build PyTorch: 3.7.20315-077bcfa0", "ROCM used to build PyTorch: N/"
     )
     assert parse(cut).facts.gpus == ()
+
+
+def test_an_amd_gpu_list_past_the_cap_is_noted_as_an_nvidia_one_is() -> None:
+    """The cap on a GPU list counts every vendor's GPUs: the TITAN Xp report's eight lines
+    replaced by MAX_GPUS + 1 AMD cards' lines (filed as AMD by their name) is noted as capped
+    and read to the cap, as the same count of NVIDIA lines is."""
+    text = read("linux-8x-titanxp-torch1.3-old.txt")
+    eight = "".join(f"GPU {n}: TITAN Xp\n" for n in range(8))
+    amd = "".join(f"GPU {n}: AMD Radeon RX 7900 XTX\n" for n in range(MAX_GPUS + 1))
+    facts = parse(changed(text, eight, amd)).facts
+    assert facts.rocm is not None and len(facts.rocm.gpus) == MAX_GPUS
+    assert "collect-env-gpus-capped" in {n.code for n in facts.notes}

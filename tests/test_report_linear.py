@@ -80,6 +80,23 @@ def _gpus(n: int) -> str:
     return "\n".join([*lines[: start + 1], *gpus]) + "\n"
 
 
+def _warned_list(n: int) -> str:
+    """One report's head, a GPU list of n GPUs of one model, then torch's sm_120 warning naming
+    that model n times (each with its own arch list, so none is a repeat): a GPU the list
+    names gets its compute capability once, not once per warning."""
+    lines = _lines(HEAD)
+    start = next(i for i, x in enumerate(lines) if x.startswith("GPU models"))
+    warning = _lines(FIXTURES / "warning-only-rtx5090-sm120-torch2.0.1.txt")
+    rtx = next(x for x in warning if "sm_120" in x)
+    supports = next(x for x in warning if "supports CUDA capabilities" in x)
+    assert supports.endswith(" sm_90."), supports
+    gpus = [f"GPU {i}: NVIDIA GeForce RTX 5090" for i in range(n)]
+    messages: list[str] = []
+    for i in range(n):
+        messages += [rtx, supports.replace(" sm_90.", f" sm_90 compute_{100 + i}.")]
+    return "\n".join([*lines[: start + 1], *gpus, "", *messages]) + "\n"
+
+
 def _opcodes(fn: Callable[[], Any]) -> int:
     """The bytecode instructions ``fn()`` executes (deterministic: no clock)."""
     count = 0
@@ -104,8 +121,14 @@ def _opcodes(fn: Callable[[], Any]) -> int:
 
 @pytest.mark.parametrize(
     ("shape", "n"),
-    [(_messages, 60), (_sections, 15), (_unclosed, 40), (_gpus, 150)],
-    ids=["distinct-messages", "repeated-sections", "unclosed-python", "distinct-gpus"],
+    [(_messages, 60), (_sections, 15), (_unclosed, 40), (_gpus, 150), (_warned_list, 100)],
+    ids=[
+        "distinct-messages",
+        "repeated-sections",
+        "unclosed-python",
+        "distinct-gpus",
+        "warnings-of-a-listed-gpu",
+    ],
 )
 def test_reading_work_grows_linearly(shape: Callable[[int], str], n: int) -> None:
     small, large = shape(n), shape(4 * n)
