@@ -230,3 +230,46 @@ def test_again_reruns_the_survivors_and_relinks_a_function_no_test_reached(
         "setup_env.x.x_new__mutmut_1",
     ]
     assert not stats.exists()
+    # a survivor listed as equivalent is not run again (its function unchanged)
+    listed = next(iter(MUTATE.read_equivalent()))
+    assert MUTATE.second_pass(tmp_path, {**before, listed: "survived"}) == [
+        "setup_env.x.x_a__mutmut_1",
+        "setup_env.x.x_new__mutmut_1",
+    ]
+
+
+def _plugin() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "_mutate_plugin_under_test", ROOT / "scripts" / "_mutate_plugin.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Item:
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid = nodeid
+
+
+def test_a_mutants_tests_run_fastest_first_by_mutmuts_timings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mutmut stops at a mutant's first failing test: its tests are ordered by the durations in
+    mutmut's stats (untimed ones last, ties in collection order); without stats, untouched."""
+    plugin = _plugin()
+    monkeypatch.chdir(tmp_path)
+    names = ["t.py::slow", "t.py::untimed", "t.py::fast", "t.py::also_fast"]
+    items = [_Item(n) for n in names]
+    plugin.pytest_collection_modifyitems(items)
+    assert [i.nodeid for i in items] == names  # no stats yet: collection order
+    durations = {"t.py::slow": 2.5, "t.py::fast": 0.01, "t.py::also_fast": 0.01}
+    (tmp_path / "mutmut-stats.json").write_text(json.dumps({"duration_by_test": durations}))
+    plugin.pytest_collection_modifyitems(items)
+    assert [i.nodeid for i in items] == [
+        "t.py::fast",
+        "t.py::also_fast",
+        "t.py::slow",
+        "t.py::untimed",
+    ]
