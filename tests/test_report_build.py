@@ -70,3 +70,58 @@ def test_an_amd_gpu_list_past_the_cap_is_noted_as_an_nvidia_one_is() -> None:
     facts = parse(changed(text, eight, amd)).facts
     assert facts.rocm is not None and len(facts.rocm.gpus) == MAX_GPUS
     assert "collect-env-gpus-capped" in {n.code for n in facts.notes}
+
+
+# torch 2.0.1's sm_120 warning for an RTX 5090 (its whole paste), and the cu126 build's arch
+# list from the RTX 5090 D report: two torch installs' warnings in one paste.
+RTX5090 = "warning-only-rtx5090-sm120-torch2.0.1.txt"
+CU126_ARCHES = "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90."
+
+
+def test_a_gpu_named_by_two_warnings_is_one_gpu() -> None:
+    """The RTX 5090 warning pasted twice, the second with the cu126 build's arch list (not a
+    repeat, so both messages are kept): one GPU, named by the warning, with its capability."""
+    text = read(RTX5090)
+    warning = "\n".join(text.splitlines()[:2]) + "\n"
+    second = changed(warning, "sm_37 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.", CU126_ARCHES)
+    report = parse(warning + second + text)
+    assert len(report.warnings) == 2
+    nvidia = report.facts.nvidia
+    assert nvidia is not None
+    assert [(g.index, g.name, g.compute_capability, g.source) for g in nvidia.gpus] == [
+        (0, "NVIDIA GeForce RTX 5090", "12.0", "collect_env:warning")
+    ]
+
+
+def test_a_warning_whose_gpu_name_is_cut_off_adds_no_gpu() -> None:
+    """The paste starts after the GPU's name ("with CUDA capability sm_120 ..."): torch's
+    message is read, with the capability, but no GPU without a name is made of it."""
+    text = read(RTX5090)
+    cut = changed(text, "  NVIDIA GeForce RTX 5090 with CUDA", "with CUDA")
+    report = parse(cut)
+    assert [(m.kind, m.gpu, m.cc) for m in report.warnings] == [
+        ("arch-not-compatible", None, "12.0")
+    ]
+    assert report.facts.gpus == ()
+
+
+def test_the_gpu_list_and_the_hip_runtime_are_the_sources_they_are_read_from() -> None:
+    """The H100 report's GPUs come from its GPU list, its driver from its driver line; the WSL2
+    ROCm report's version from its HIP runtime line (its GPU list cut: no GPUs, the version
+    stays)."""
+    nvidia = parse(read("linux-h100-cu130-driver570.txt")).facts.nvidia
+    assert nvidia is not None
+    assert nvidia.sources == {
+        "driver_version": "collect_env:Nvidia driver version",
+        "gpus": "collect_env:GPU models and configuration",
+    }
+    text = read("wsl2-rocm62-rx7900xt.txt")
+    for cut in (text, _drop(text, "GPU models and configuration:")):
+        rocm = parse(cut).facts.rocm
+        assert rocm is not None
+        assert (rocm.version, rocm.sources) == (
+            "6.2",
+            {"version": "collect_env:HIP runtime version"},
+        )
+    no_hip = parse(_drop(text, "HIP runtime version:")).facts.rocm
+    assert no_hip is not None and (no_hip.version, no_hip.sources) == (None, {})

@@ -82,15 +82,17 @@ def _gpus(n: int) -> str:
 
 def _warned_list(n: int) -> str:
     """One report's head, a GPU list of n GPUs of one model, then torch's sm_120 warning naming
-    that model n times (each with its own arch list, so none is a repeat): a GPU the list
-    names gets its compute capability once, not once per warning."""
+    that model n times (each with its own arch list, so none is a repeat): listed GPUs the
+    catalogue lacks get the warning's compute capability once, not once per warning. The
+    model is "NVIDIA Graphics Device", the name a driver gives a GPU it does not know yet."""
     lines = _lines(HEAD)
     start = next(i for i, x in enumerate(lines) if x.startswith("GPU models"))
     warning = _lines(FIXTURES / "warning-only-rtx5090-sm120-torch2.0.1.txt")
     rtx = next(x for x in warning if "sm_120" in x)
     supports = next(x for x in warning if "supports CUDA capabilities" in x)
     assert supports.endswith(" sm_90."), supports
-    gpus = [f"GPU {i}: NVIDIA GeForce RTX 5090" for i in range(n)]
+    rtx = rtx.replace("NVIDIA GeForce RTX 5090", "NVIDIA Graphics Device")
+    gpus = [f"GPU {i}: NVIDIA Graphics Device" for i in range(n)]
     messages: list[str] = []
     for i in range(n):
         messages += [rtx, supports.replace(" sm_90.", f" sm_90 compute_{100 + i}.")]
