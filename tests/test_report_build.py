@@ -106,7 +106,8 @@ def test_a_warning_whose_gpu_name_is_cut_off_adds_no_gpu() -> None:
 
 
 def test_the_gpu_list_and_the_hip_runtime_are_the_sources_they_are_read_from() -> None:
-    """The H100 report's GPUs come from its GPU list, its driver from its driver line; the WSL2
+    """The H100 report's GPUs come from its GPU list, its driver from its driver line; a GT 720
+    named only by torch's warning comes from the warning (not the GPU list); the WSL2
     ROCm report's version from its HIP runtime line (its GPU list cut: no GPUs, the version
     stays)."""
     nvidia = parse(read("linux-h100-cu130-driver570.txt")).facts.nvidia
@@ -115,6 +116,9 @@ def test_the_gpu_list_and_the_hip_runtime_are_the_sources_they_are_read_from() -
         "driver_version": "collect_env:Nvidia driver version",
         "gpus": "collect_env:GPU models and configuration",
     }
+    # a paste of torch's warning alone: its GPU comes from the warning, and says so
+    warned = parse(read("warning-only-gt720-capability-3.5.txt")).facts.nvidia
+    assert warned is not None and warned.sources == {"gpus": "collect_env:warning"}
     text = read("wsl2-rocm62-rx7900xt.txt")
     for cut in (text, _drop(text, "GPU models and configuration:")):
         rocm = parse(cut).facts.rocm

@@ -72,11 +72,11 @@ def _build(
     ):
         # An x86_64 interpreter on Apple Silicon can only be running under Rosetta 2.
         python = replace(python, rosetta=True, sources={**python.sources, "rosetta": SOURCE})
-    rocm_build = _value(fields.get("ROCM used to build PyTorch"))
-    if rocm_build and not re.match(r"^\d", rocm_build):
-        rocm_build = None  # "N/" cut mid-line is no ROCm version
+    # a ROCm version ("6.2.41133-dd7f95766"; "N/" cut mid-line is none)
+    rocm_line = _value(fields.get("ROCM used to build PyTorch"))
+    rocm_build = rocm_line is not None and re.match(r"^\d", rocm_line) is not None
     hip_runtime = _value(fields.get("HIP runtime version"))
-    nv_gpus, amd_gpus = _gpus(gpu_lines, bool(rocm_build or hip_runtime))
+    nv_gpus, amd_gpus = _gpus(gpu_lines, rocm_build or hip_runtime is not None)
     if len(nv_gpus) + len(amd_gpus) >= MAX_GPUS:
         notes.append(
             Note(
@@ -98,7 +98,7 @@ def _build(
     names = {g.name for g in nv_gpus}
     all_cc = all(g.compute_capability for g in nv_gpus)
     for m in messages:
-        if m.gpu and m.cc and m.kind in ("arch-not-compatible", "gpu-too-old", "gpu-too-new"):
+        if m.gpu and m.cc:  # a warning naming a GPU below or above the build's capabilities
             if m.gpu in names:
                 if not all_cc:
                     nv_gpus = [
@@ -117,14 +117,12 @@ def _build(
                 )
     nvidia: Optional[NvidiaInfo] = None
     if driver or nv_gpus or cuda_driver:
-        src = {
-            k: f"{SOURCE}:{label}"
-            for k, label, v in (
-                ("driver_version", "Nvidia driver version", driver),
-                ("gpus", "GPU models and configuration", nv_gpus),
-            )
-            if v
-        }
+        src: dict[str, str] = {}
+        if driver:
+            src["driver_version"] = f"{SOURCE}:Nvidia driver version"
+        if nv_gpus:  # the GPU list, or torch's warnings where only they name the GPUs
+            listed = any(g.source == SOURCE for g in nv_gpus)
+            src["gpus"] = f"{SOURCE}:GPU models and configuration" if listed else WARNING_SOURCE
         if cuda_driver:
             src["cuda_driver_version"] = WARNING_SOURCE
         nvidia = NvidiaInfo(
