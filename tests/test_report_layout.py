@@ -1,0 +1,145 @@
+"""How a paste is read line by line (setup_env/probe/report/layout.py, issue 22): vLLM's
+sections, which lines a value or a block takes, which lines are kept as paths, what a control
+character does, where a second pasted report ends the first, and what counts as a report at
+all. On the real reports in tests/fixtures/collect_env (each with its .source); where a rule
+needs a case no captured report shows, a real report is cut or changed, and the test says how."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from setup_env.probe.report import CollectEnvError, parse
+
+FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
+VLLM_FULL = "vllm-rocm72-mi350-gfx950-full.txt"
+
+
+def read(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def changed(text: str, old: str, new: str) -> str:
+    """`text` with its first `old` replaced by `new`; the change must land."""
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+# --- vLLM's sections -------------------------------------------------------------------------
+
+
+def test_vllm_environment_variables_section_is_read_whole() -> None:
+    """vLLM's "Environment Variables" section (the last of its report, after the vLLM Info
+    section and its ROCm GPU topology) gives every NAME=value line, an empty value included,
+    in the paste's order; the values keep their own "=" and ":"."""
+    assert parse(read(VLLM_FULL)).facts.environment == {
+        "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
+        "PYTORCH_ROCM_ARCH": "gfx90a;gfx942;gfx950;gfx1100;gfx1101;gfx1200;gfx1201;gfx1150;gfx1151",
+        "MAX_JOBS": "",
+        "LD_LIBRARY_PATH": "/opt/rocm/lib:/usr/local/lib:",
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
+        "TORCHINDUCTOR_CACHE_DIR": "/tmp/torchinductor_root",
+    }
+
+
+def test_a_report_without_that_section_has_no_environment() -> None:
+    """The same report cut before its "Environment Variables" heading: no variables, and the
+    lines of the vLLM Info section above it (build flags, topology) are none either."""
+    text = read(VLLM_FULL)
+    cut = text[: text.index("==============================\n     Environment Variables")]
+    assert parse(cut).facts.environment == {}
+
+
+def test_vllm_cpu_info_section_is_read_below_its_second_rule() -> None:
+    """vLLM's "CPU Info" heading sits between two rules of "="; the lscpu lines under the
+    second rule are the CPU block."""
+    cpu = parse(read(VLLM_FULL)).facts.cpu
+    assert cpu.model == "AMD EPYC 9575F 64-Core Processor"
+    assert cpu.logical_cores == 256
+
+
+# --- a value's continuation ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        # vLLM's padded Python line, complete, then the paste cut at "Python" (the next key)
+        (
+            "vllm-rhel8-cu124-warnings-truncated.txt",
+            "3.10.16 | packaged by conda-forge | (main, Dec  5 2024, 14:16:10) [GCC 13.3.0]"
+            " (64-bit runtime)",
+        ),
+        # a hand-written list: "Python: 3.12", then "ROCm: 7.1.1 (Theoretically, ..." (a key
+        # of no collect_env report, with a parenthesis of its own)
+        ("wsl2-rocm6.4-rx7900xtx-hand-written.txt", "3.12"),
+    ],
+)
+def test_a_complete_python_value_takes_no_next_line(name: str, value: str) -> None:
+    """Only a Python value whose bracket is still open continues on the next line; a closed one
+    ("(64-bit runtime)", or none at all) ends where its line ends."""
+    assert parse(read(name)).fields["Python version"] == value
+
+
+# --- control characters ----------------------------------------------------------------------
+
+
+def test_control_characters_are_dropped_not_replaced() -> None:
+    """A NUL after the torch version and a BEL inside the driver version (a terminal's junk in
+    a paste): the values read as if the characters were not there."""
+    text = read("windows11-gtx1050ti-cu117.txt")
+    dirty = changed(text, "PyTorch version: 2.0.1+cu117", "PyTorch version: 2.0.1+cu117\x00")
+    dirty = changed(dirty, "Nvidia driver version: 5", "Nvidia driver version: \x075")
+    assert parse(dirty).facts == parse(text).facts
+    assert parse(dirty).fields == parse(text).fields
+
+
+# --- path lines ------------------------------------------------------------------------------
+
+
+def test_only_a_line_naming_site_packages_is_read_as_a_path() -> None:
+    """ComfyUI's log (no report): its command line "A:\\...>.\\python_embeded\\python.exe ..."
+    names a Windows drive too, but the OS is inferred from the site-packages line of torch's
+    warning below it, the one line kept as a path."""
+    facts = parse(read("warning-only-windows-rtx5070ti-comfyui-portable.txt")).facts
+    assert facts.os.family == "windows"
+    why = facts.os.sources["family"]
+    assert why.startswith("inferred: a Windows path (")
+    assert "torch\\cuda\\__init__.py:235" in why
+    assert "main.py" not in why
+
+
+PATH_LINE = "/root/anaconda3/envs/foo/lib/python3.8/site-packages/torch/cuda/__init__.py:83:"
+
+
+@pytest.mark.parametrize(("extra", "python"), [(0, "3.8"), (1, "")])
+def test_a_path_line_is_read_to_its_400th_character(extra: int, python: str) -> None:
+    """The V100 report whose driver is too old has no Python line: its Python is read from the
+    site-packages path of torch's warning. The environment's folder name ("foo") lengthened so
+    that "site-packages/" ends at the line's 400th character: still read; one character more,
+    and the path is cut before it (a path line is kept to 400 characters)."""
+    text = read("linux-driver-too-old-9010-cu102.txt")
+    line = next(x for x in text.splitlines() if x.startswith(PATH_LINE))
+    end = line.index("site-packages/") + len("site-packages/")
+    longer = "f" * (400 - end + 3 + extra)  # "foo" grows by the difference
+    facts = parse(changed(text, "/envs/foo/", f"/envs/{longer}/")).facts
+    assert facts.python.version == python
+
+
+# --- what counts as a report -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["OS", "Python version", "Python platform", "GPU models and configuration"],
+)
+def test_one_line_naming_the_machine_is_a_report(key: str) -> None:
+    """The Debian CPU report cut to one of its lines: the OS, the Python, the platform or the
+    GPU line alone is a report (a fragment), read; any other line alone is not."""
+    text = read("debian12-cpu-torch2.13.txt")
+    line = next(x for x in text.splitlines() if x.startswith(key + ":"))
+    assert parse(line + "\n").fields.keys() == {key}
+    other = next(x for x in text.splitlines() if x.startswith("CMake version:"))
+    with pytest.raises(CollectEnvError):
+        parse(other + "\n")
