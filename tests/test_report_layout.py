@@ -143,3 +143,93 @@ def test_one_line_naming_the_machine_is_a_report(key: str) -> None:
     other = next(x for x in text.splitlines() if x.startswith("CMake version:"))
     with pytest.raises(CollectEnvError):
         parse(other + "\n")
+
+
+def test_a_library_list_without_torch_cut_inside_a_bracket_is_no_report() -> None:
+    """pytorch/pytorch#72957's library list, cut inside its second line's bracket ("[pip")
+    before any torch line: numpy's line alone is no report, and the cut line is no crash."""
+    text = read("tail-only-conda-torch1.10.2-cu102-libraries.txt")
+    cut = text[: text.index("[pip3] torch==1.10.2") + len("[pip")]
+    assert cut.endswith("[pip3] numpy==1.21.5\n[pip")
+    with pytest.raises(CollectEnvError):
+        parse(cut)
+    # cut one line later, its torch line makes it a report
+    later = text[: text.index("[pip3] torchaudio")]
+    assert parse(later).facts.package("torch") is not None
+
+
+# --- blocks ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dropped", "libraries"),
+    [
+        # the heading line lost: the [pip3] lines follow the CPU block directly
+        (
+            "Versions of relevant libraries:\n",
+            {"light-the-torch": "0.8.1", "torch": "2.13.0+cpu"},
+        ),
+        # the heading and the pip lines lost: the [conda] line follows the CPU block directly
+        (
+            "Versions of relevant libraries:\n[pip3] light_the_torch==0.8.1\n"
+            "[pip3] torch==2.13.0+cpu\n",
+            {},
+        ),
+    ],
+)
+def test_a_library_line_ends_the_cpu_block_without_its_heading(
+    dropped: str, libraries: dict[str, str]
+) -> None:
+    """The Debian CPU report with its "Versions of relevant libraries:" heading (and then its
+    pip lines too) dropped: the first [pip3] or [conda] line still ends the CPU block and
+    starts the library list, so the report is whole (not cut before its libraries)."""
+    text = read("debian12-cpu-torch2.13.txt")
+    report = parse(changed(text, dropped, ""))
+    assert report.libraries == libraries
+    assert report.truncated is False
+    assert report.facts.cpu == parse(text).facts.cpu
+
+
+def test_a_gpu_list_ended_by_a_key_cut_before_its_colon_reads_on() -> None:
+    """vLLM's 4x RTX 3090 report with its driver line cut to "Nvidia driver version" (no colon,
+    no value, as vllm-project/vllm's gfx1201 paste ends): the line ends the GPU list, and the
+    cuDNN line after it is still read."""
+    text = read("vllm-4x-rtx3090-cu128.txt")
+    report = parse(
+        changed(text, "Nvidia driver version        : 550.54.14", "Nvidia driver version")
+    )
+    assert [g.name for g in report.facts.gpus] == ["NVIDIA GeForce RTX 3090"] * 4
+    assert "Nvidia driver version" not in report.fields
+    assert report.fields["cuDNN version"] == "Could not collect"
+
+
+# --- prose -----------------------------------------------------------------------------------
+
+
+def test_prose_naming_an_intel_arc_below_the_report_is_read() -> None:
+    """pytorch/pytorch#150260's sentence naming "my Intel Arc A770", moved from above the
+    report (cut before its Python line) to below its last line, as a note written after a
+    paste: read there too, the GPU the report does not list."""
+    text = read("xpu-fedora40-a770-no-torch-cut.txt")
+    sentence = next(x for x in text.splitlines() if "my Intel Arc A770" in x)
+    moved = changed(text, sentence + "\n", "") + "\n" + sentence + "\n"
+    for paste in (text, moved):
+        planning = parse(paste).planning
+        assert planning is not None
+        assert [(g.name, g.vendor) for g in planning.gpus] == [("Intel Arc A770", "intel")]
+
+
+# --- a second report -------------------------------------------------------------------------
+
+
+def test_nothing_after_a_second_report_begins_is_read() -> None:
+    """The Windows GTX 1050 Ti report, then the H100 report, then the log of
+    stable-diffusion-ui's start.sh with torch's "Unexpected error from cudaGetDeviceCount()":
+    the first report ends where the second begins, so neither the H100 nor the message
+    after it is read into it."""
+    first = read("windows11-gtx1050ti-cu117.txt")
+    log = read("message-803-unsupported-driver-combination.txt")
+    assert parse(first).warnings == () and parse(log).warnings != ()
+    report = parse(first + read("linux-h100-cu130-driver570.txt") + log)
+    assert report.warnings == ()
+    assert [g.name for g in report.facts.gpus] == ["NVIDIA GeForce GTX 1050 Ti"]
