@@ -233,3 +233,55 @@ def test_nothing_after_a_second_report_begins_is_read() -> None:
     report = parse(first + read("linux-h100-cu130-driver570.txt") + log)
     assert report.warnings == ()
     assert [g.name for g in report.facts.gpus] == ["NVIDIA GeForce GTX 1050 Ti"]
+
+
+# --- how many path lines are kept -------------------------------------------------------------
+
+COMFY_PATH = "A:\\Sin Sincronización\\Chrome\\ComfyUI_windows_portable\\python_embeded\\Lib\\"
+
+
+def _line(name: str, start: str) -> str:
+    return next(x for x in read(name).splitlines() if x.startswith(start))
+
+
+@pytest.mark.parametrize(("before", "read_as"), [(7, "3.8"), (8, "")])
+def test_the_ninth_site_packages_line_is_not_kept(before: int, read_as: str) -> None:
+    """Eight path lines are kept, no more. ComfyUI's warning line (its embedded Python's
+    site-packages, which names no version) repeated 7 or 8 times, as a log repeats a warning,
+    then the V100 warning's line, whose path names python3.8: read as the eighth line, not as
+    the ninth."""
+    comfy = _line("warning-only-windows-rtx5070ti-comfyui-portable.txt", COMFY_PATH)
+    v100 = _line("linux-driver-too-old-9010-cu102.txt", PATH_LINE)
+    facts = parse("\n".join([comfy] * before + [v100]) + "\n").facts
+    assert facts.python.version == read_as
+
+
+@pytest.mark.parametrize(("before", "gpu"), [(7, True), (8, False)])
+def test_prose_after_eight_path_lines_is_not_kept(before: int, gpu: bool) -> None:
+    """pytorch/pytorch#150260 with ComfyUI's site-packages line (torch's warning, without the
+    message after it) put 7 or 8 times above its sentence naming "my Intel Arc A770": the
+    sentence is the eighth path line kept, or a ninth, not kept (no Intel GPU read from it)."""
+    text = read("xpu-fedora40-a770-no-torch-cut.txt")
+    sentence = next(x for x in text.splitlines() if "my Intel Arc A770" in x)
+    comfy = _line("warning-only-windows-rtx5070ti-comfyui-portable.txt", COMFY_PATH)
+    planning = parse(changed(text, sentence, "\n".join([comfy] * before + [sentence]))).planning
+    assert planning is not None
+    named = [g.name for g in planning.gpus if g.name == "Intel Arc A770"]
+    assert named == (["Intel Arc A770"] if gpu else [])
+
+
+@pytest.mark.parametrize(("extra", "gpu"), [(0, True), (1, False)])
+def test_a_prose_line_is_read_to_its_400th_character(extra: int, gpu: bool) -> None:
+    """pytorch/pytorch#150260's sentence lengthened ("very " put before "latest" until "Intel
+    Arc A770" ends at the line's 400th character): the GPU is read; one character more, and
+    the line is cut inside its name."""
+    text = read("xpu-fedora40-a770-no-torch-cut.txt")
+    sentence = next(x for x in text.splitlines() if "my Intel Arc A770" in x)
+    end = sentence.index("Intel Arc A770") + len("Intel Arc A770")
+    pad = 400 - end + extra
+    longer = changed(sentence, "latest", "very " * (pad // 5) + "x" * (pad % 5) + "latest")
+    assert longer.index("Intel Arc A770") + len("Intel Arc A770") == 400 + extra
+    planning = parse(changed(text, sentence, longer)).planning
+    assert planning is not None
+    named = [g.name for g in planning.gpus if g.name == "Intel Arc A770"]
+    assert named == (["Intel Arc A770"] if gpu else [])
