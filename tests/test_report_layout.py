@@ -285,3 +285,26 @@ def test_a_prose_line_is_read_to_its_400th_character(extra: int, gpu: bool) -> N
     assert planning is not None
     named = [g.name for g in planning.gpus if g.name == "Intel Arc A770"]
     assert named == (["Intel Arc A770"] if gpu else [])
+
+
+@pytest.mark.parametrize(
+    "cut_after",
+    [
+        "GPU models and configuration: Could not collect\n",
+        # cut inside the next line, before its colon
+        "GPU models and configuration: Could not collect\nNvidia driver version",
+    ],
+)
+def test_prose_after_a_gpu_list_that_a_cut_ends_is_read(cut_after: str) -> None:
+    """The Debian CPU report (no GPU listed: "Could not collect") cut after its GPU line, or
+    inside the driver line below it, its fence closed, and pytorch/pytorch#150260's sentence
+    naming "my Intel Arc A770" after it: the GPU list is over, so the sentence is prose, read
+    as the GPU the report does not list."""
+    text = read("debian12-cpu-torch2.13.txt")
+    sentence = next(
+        x for x in read("xpu-fedora40-a770-no-torch-cut.txt").splitlines() if "Intel Arc" in x
+    )
+    cut = text[: text.index(cut_after) + len(cut_after)].rstrip("\n")
+    planning = parse(f"```\n{cut}\n```\n\n{sentence}\n").planning
+    assert planning is not None
+    assert [(g.name, g.vendor) for g in planning.gpus] == [("Intel Arc A770", "intel")]
