@@ -273,3 +273,19 @@ def test_a_mutants_tests_run_fastest_first_by_mutmuts_timings(
         "t.py::slow",
         "t.py::untimed",
     ]
+
+
+def test_again_makes_the_mutated_files_newer_than_their_mutants(tmp_path: Path) -> None:
+    """mutmut makes a file's mutants again only when the file is newer than them. The copy
+    keeps the edit's time, which can be older than mutants made since (a run of another tree
+    in the same work dir): --again leaves each mutated file newer than its mutants."""
+    module = "report-build"
+    (only,), _tests = MUTATE.MODULES[module]
+    mutant = tmp_path / "mutants" / only
+    mutant.parent.mkdir(parents=True)
+    mutant.write_text("# mutants of older code\n")
+    MUTATE.prepare(module, tmp_path, again=True)
+    copied = tmp_path / only
+    assert copied.read_text() == (ROOT / only).read_text()
+    # mutmut keeps the mutants only when the file is older than them
+    assert copied.stat().st_mtime_ns >= mutant.stat().st_mtime_ns
