@@ -129,3 +129,40 @@ def test_the_gpu_list_and_the_hip_runtime_are_the_sources_they_are_read_from() -
         )
     no_hip = parse(_drop(text, "HIP runtime version:")).facts.rocm
     assert no_hip is not None and (no_hip.version, no_hip.sources) == (None, {})
+
+
+ARC_B60 = "linux-arc-pro-b60-xpu-torch2.11.txt"
+
+
+def test_an_available_xpu_is_an_intel_gpu_machine_even_with_its_lists_cut() -> None:
+    """The Arc Pro B60 report with its Intel driver and GPU lists cut away: "Is XPU available:
+    True" alone still makes it an Intel GPU machine (no GPU named, no driver), and with
+    "False" and no lists it is none."""
+    text = read(ARC_B60)
+    start = text.index("Intel GPU driver version:")
+    end = text.index("HIP runtime version:")
+    cut = text[:start] + text[end:]
+    xpu = parse(cut).facts.xpu
+    assert xpu is not None and (xpu.gpus, xpu.driver_version) == ((), None)
+    off = changed(cut, "Is XPU available: True", "Is XPU available: False")
+    assert parse(off).facts.xpu is None
+
+
+def test_the_cuda_toolkit_is_read_with_its_full_version() -> None:
+    """ "CUDA runtime version: 13.0.88" (nvcc's): toolkit 13.0, release 13.0.88, from that line."""
+    (toolkit,) = parse(read("linux-h100-cu130-driver570.txt")).facts.toolkits
+    assert (toolkit.version, toolkit.full_version, toolkit.source) == (
+        "13.0",
+        "13.0.88",
+        "collect_env:CUDA runtime version (nvcc --version)",
+    )
+
+
+def test_a_report_cut_in_its_library_lines_says_so_in_a_note() -> None:
+    """A report that stops inside its library list ("[pip3] to") is truncated, and its facts
+    carry the note that says what follows the cut is unknown; whole, no such note."""
+    text = read("linux-h100-cu130-driver570.txt")
+    head = text[: text.index("[pip3]")]
+    codes = {n.code for n in parse(head + "[pip3] to\n").facts.notes}
+    assert "collect-env-truncated" in codes
+    assert "collect-env-truncated" not in {n.code for n in parse(text).facts.notes}
