@@ -166,3 +166,39 @@ def test_a_report_cut_in_its_library_lines_says_so_in_a_note() -> None:
     codes = {n.code for n in parse(head + "[pip3] to\n").facts.notes}
     assert "collect-env-truncated" in codes
     assert "collect-env-truncated" not in {n.code for n in parse(text).facts.notes}
+
+
+def test_the_systems_intel_gpu_list_is_read_where_torch_lists_none() -> None:
+    """The Max 1100 report (cut above torch's own list): the 8 GPUs of "Intel GPU models
+    onboard", each an Intel GPU from that list, and the driver from the compute runtime."""
+    xpu = parse(read("linux-max1100-xpu-onboard-top-cut.txt")).facts.xpu
+    assert xpu is not None
+    onboard = "collect_env:Intel GPU models onboard"
+    assert [(g.index, g.name, g.vendor, g.source) for g in xpu.gpus] == [
+        (i, "Intel(R) Data Center GPU Max 1100", "intel", onboard) for i in range(8)
+    ]
+    assert (xpu.driver_version, xpu.sources) == (
+        "25.18.33578.15-1146~22.04",
+        {"gpus": onboard, "driver_version": "collect_env:Intel GPU driver version"},
+    )
+
+
+def test_torchs_intel_gpu_list_wins_over_the_systems_of_the_same_length() -> None:
+    """The Arc Pro B60 report with its onboard "N/A" changed to the one GPU xpu-smi would list:
+    torch's list (as long, and with the GPU's properties) is the one read; with torch's list
+    cut away the system's is; with both gone ("N/A" is no item) there is no GPU."""
+    text = read(ARC_B60)
+    one = changed(
+        text,
+        "Intel GPU models onboard:\nN/A",
+        "Intel GPU models onboard:\n* Intel(R) Arc(TM) Pro B60 Graphics",
+    )
+    xpu = parse(one).facts.xpu
+    assert xpu is not None and xpu.sources["gpus"] == "collect_env:Intel GPU models detected"
+    detected = text[text.index("Intel GPU models detected:") : text.index("HIP runtime version:")]
+    system = parse(one.replace(detected, "", 1)).facts.xpu
+    assert system is not None and [(g.name, g.source) for g in system.gpus] == [
+        ("Intel(R) Arc(TM) Pro B60 Graphics", "collect_env:Intel GPU models onboard")
+    ]
+    neither = parse(text.replace(detected, "", 1)).facts.xpu
+    assert neither is not None and neither.gpus == ()
