@@ -10,7 +10,7 @@ from test_report_behaviour import FIXTURES, changed, read
 
 from setup_env.probe.report import CollectEnvError, parse
 from setup_env.probe.report.infer import UNKNOWN_NVIDIA
-from setup_env.probe.report.model import Evidence
+from setup_env.probe.report.model import Evidence, Report
 
 H100_CU130 = "linux-h100-cu130-driver570.txt"  # every line there, driver 570.172.08
 WINDOWS = "windows11-gtx1050ti-cu117.txt"  # driver 535.98, Windows 11
@@ -192,3 +192,66 @@ def test_each_vendors_gpus_are_numbered_from_0_as_listed_or_inferred(name: str) 
         for info in (facts.nvidia, facts.rocm, facts.xpu):
             gpus = info.gpus if info is not None else ()
             assert [g.index for g in gpus] == list(range(len(gpus))), (name, gpus)
+
+
+def _inferred_gpus(report: Report) -> tuple[list[Evidence], list[tuple[object, ...]]]:
+    assert report.planning is not None
+    said = [e for e in report.evidence if e.fact == "gpus"]
+    p = report.planning
+    gpus = [g for info in (p.nvidia, p.rocm, p.xpu) if info is not None for g in info.gpus]
+    return said, [(g.index, g.name, g.vendor, g.source) for g in gpus]
+
+
+@pytest.mark.parametrize(
+    ("name", "gpu", "vendor", "why"),
+    [
+        # torch's HIP error, pasted alone: a running AMD GPU
+        (
+            "message-hip-invalid-device-function-5700xt.txt",
+            "AMD GPU (model not in the report)",
+            "amd",
+            "inferred: torch's HIP message comes from a running AMD GPU (HIP error: invalid "
+            "device function)",
+        ),
+        # the text around a cut report names the Intel GPU
+        (
+            "xpu-fedora40-a770-no-torch-cut.txt",
+            "Intel Arc A770",
+            "intel",
+            "inferred: the text names it (Using the latest nightly 2.8.0.dev202503… with my "
+            "Intel Arc A770, I get the following:)",
+        ),
+        # torch 2.7.1+xpu's collect_env has no Intel GPU lines: the build was installed for one
+        (
+            "windows11-xpu-torch2.7.1.txt",
+            "Intel GPU (model not in the report)",
+            "intel",
+            "inferred: torch 2.7.1+xpu is an XPU build, installed for an Intel GPU",
+        ),
+    ],
+)
+def test_a_gpu_the_report_only_implies_is_gpu_0_of_its_vendor_with_the_reason(
+    name: str, gpu: str, vendor: str, why: str
+) -> None:
+    """Each route by which a report implies a GPU it does not list: the GPU (GPU 0 of its
+    vendor, in the planning facts) and its evidence, both with the same reason."""
+    said, gpus = _inferred_gpus(parse(read(name)))
+    assert said == [Evidence("gpus", gpu, why)]
+    assert gpus == [(0, gpu, vendor, why)]
+
+
+def test_is_xpu_available_true_alone_implies_an_intel_gpu_and_false_on_an_xpu_build_none() -> None:
+    """The Arc Pro B60 report (torch 2.11.0+xpu) with torch's own Intel GPU list cut away:
+    "Is XPU available: True" is the reason for an Intel GPU; changed to "False", the XPU build
+    alone implies none (torch looked and found no GPU)."""
+    text = read("linux-arc-pro-b60-xpu-torch2.11.txt")
+    detected = text[text.index("Intel GPU models detected:") : text.index("HIP runtime version:")]
+    cut = text.replace(detected, "", 1)
+    why = "inferred: Is XPU available: True"
+    unknown = "Intel GPU (model not in the report)"
+    assert _inferred_gpus(parse(cut)) == (
+        [Evidence("gpus", unknown, why)],
+        [(0, unknown, "intel", why)],
+    )
+    off = changed(cut, "Is XPU available: True", "Is XPU available: False")
+    assert _inferred_gpus(parse(off)) == ([], [])
