@@ -15,6 +15,7 @@ from setup_env.facts import (
     JetsonInfo,
     Note,
     NvidiaInfo,
+    OSInfo,
     RocmInfo,
     XpuInfo,
 )
@@ -182,7 +183,7 @@ def _build(
                 "info",
             )
         )
-    jetson = _jetson_info(nv_gpus, toolkits, notes)
+    jetson = _jetson_info(os_info, torch_version, nv_gpus, toolkits, notes)
     for m in messages:
         notes.append(Note(f"torch-message-{m.kind}", m.text, WARNING_SOURCE, "info"))
     facts = Facts(
@@ -271,6 +272,8 @@ def _star_items(lines: list[str]) -> list[str]:
 
 
 def _jetson_info(
+    os_info: OSInfo,
+    torch_version: str,
     nv_gpus: list[Gpu],
     toolkits: tuple[CudaToolkit, ...],
     notes: list[Note],
