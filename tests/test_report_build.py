@@ -202,3 +202,14 @@ def test_torchs_intel_gpu_list_wins_over_the_systems_of_the_same_length() -> Non
     ]
     neither = parse(text.replace(detected, "", 1)).facts.xpu
     assert neither is not None and neither.gpus == ()
+
+
+def test_a_jetsons_cuda_is_its_toolkits_read_from_that_line() -> None:
+    """The AGX Orin report (torch 1.14.0a0+...nv23.02, L4T kernel): a Jetson whose CUDA is
+    the installed toolkit's (JetPack's own), from the "CUDA runtime version" line."""
+    jetson = parse(read("jetson-agx-orin-nv23.02.txt")).facts.jetson
+    assert jetson is not None
+    assert (jetson.cuda, jetson.sources) == (
+        "11.4",
+        {"cuda": "collect_env:CUDA runtime version (nvcc --version)"},
+    )
