@@ -255,3 +255,80 @@ def test_is_xpu_available_true_alone_implies_an_intel_gpu_and_false_on_an_xpu_bu
     )
     off = changed(cut, "Is XPU available: True", "Is XPU available: False")
     assert _inferred_gpus(parse(off)) == ([], [])
+
+
+@pytest.mark.parametrize(
+    ("name", "message", "source", "what", "intent"),
+    [
+        # torch said it found no driver, and its build came from PyTorch's CUDA index
+        (
+            "driver-missing-centos7-cu110-cut-at-cuda.txt",
+            "torch says: Found no NVIDIA driver on your system [collect_env:warning]; torch "
+            "1.7.0+cu110 is a CUDA build from PyTorch's index [collect_env:PyTorch version]",
+            "collect_env:warning",
+            "torch found no NVIDIA driver",
+            "torch says: Found no NVIDIA driver on your system; torch 1.7.0+cu110 is a CUDA build "
+            "from PyTorch's index",
+        ),
+        # no driver line value, a CUDA build without the +cu label and an installed toolkit
+        (
+            "driver-missing-ubuntu20-cu113-toolkit-no-gpu-list.txt",
+            "Nvidia driver version: Could not collect [collect_env:Nvidia driver version]; torch "
+            "1.10.2 is built with CUDA 11.3 [collect_env:CUDA used to build PyTorch]; a CUDA "
+            "toolkit 11.3 (nvcc) is installed [collect_env:CUDA runtime version (nvcc --version)]",
+            "collect_env:Nvidia driver version",
+            "Nvidia driver version: Could not collect",
+            "torch 1.10.2 is built with CUDA 11.3; a CUDA toolkit 11.3 (nvcc) is installed",
+        ),
+    ],
+)
+def test_a_missing_driver_with_gpu_intent_is_said_whole(
+    name: str, message: str, source: str, what: str, intent: str
+) -> None:
+    """A report that shows no driver and shows why it wanted one: the note names each sign with
+    its line, the driver's evidence is "none", and the GPU is assumed, its driver missing or not
+    loaded, with "no NVIDIA GPU" as the other answer."""
+    report = parse(read(name))
+    assert report.planning is not None
+    (note,) = [n for n in report.planning.notes if n.code == "no-nvidia-driver"]
+    assert (note.message, note.source, note.severity) == (message, source, "info")
+    driver = [e for e in report.evidence if e.fact == "driver"]
+    assert driver == [Evidence("driver", "none (missing or not loaded)", f"inferred: {what}")]
+    gpus = [(a.value, a.why, a.alternative, a.alt) for a in report.assumptions if a.fact == "gpus"]
+    assert gpus == [
+        (
+            "an NVIDIA GPU whose driver is missing or not loaded",
+            f"the report shows GPU intent ({intent})",
+            "the machine has no NVIDIA GPU",
+            "gpus:none",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "why", "alternative"),
+    [
+        # cut before its GPU list, a CPU build: nothing names a GPU
+        (
+            "aws-ubuntu20-python3.7-cut-before-gpus.txt",
+            "no GPU",
+            "the report has no GPU list and nothing in it names a GPU",
+            "the machine has an NVIDIA GPU",
+        ),
+        # a CUDA build torch saw no GPU for, cut before its driver line
+        (
+            "vllm-omni-cu128-no-cuda-truncated.txt",
+            "no NVIDIA GPU (torch saw none)",
+            "CUDA is unavailable to the CUDA build and the report is cut before its driver line",
+            "the machine has an NVIDIA GPU whose driver is not loaded",
+        ),
+    ],
+)
+def test_no_gpu_is_assumed_with_an_nvidia_gpu_as_the_other_answer(
+    name: str, value: str, why: str, alternative: str
+) -> None:
+    """Where nothing shows a GPU, none is assumed, said whole, and an NVIDIA GPU is the
+    answer that would change the plan ("gpus:nvidia")."""
+    report = parse(read(name))
+    gpus = [(a.value, a.why, a.alternative, a.alt) for a in report.assumptions if a.fact == "gpus"]
+    assert gpus == [(value, why, alternative, "gpus:nvidia")]
