@@ -332,3 +332,19 @@ def test_no_gpu_is_assumed_with_an_nvidia_gpu_as_the_other_answer(
     report = parse(read(name))
     gpus = [(a.value, a.why, a.alternative, a.alt) for a in report.assumptions if a.fact == "gpus"]
     assert gpus == [(value, why, alternative, "gpus:nvidia")]
+
+
+def test_the_driver_floor_comes_from_the_wheels_label_without_its_cuda_line() -> None:
+    """The 4x H100 report (torch 2.4.0+cu121, CUDA available, no driver line) with its "CUDA
+    used to build PyTorch" line cut too: the "+cu121" label alone gives CUDA 12.1's driver
+    floor, the same as with the line."""
+    text = read("linux-4x-h100-mig-details.txt")
+    whole = [e for e in parse(text).evidence if e.fact == "driver"]
+    assert len(whole) == 1 and whole[0].value.startswith(">= ")
+    lines = text.splitlines(keepends=True)
+    cut = "".join(x for x in lines if not x.startswith("CUDA used to build PyTorch:"))
+    assert cut != text
+    report = parse(cut)
+    torch = report.facts.package("torch")
+    assert torch is not None and torch.cuda is None
+    assert [e for e in report.evidence if e.fact == "driver"] == whole
