@@ -348,3 +348,14 @@ def test_the_driver_floor_comes_from_the_wheels_label_without_its_cuda_line() ->
     torch = report.facts.package("torch")
     assert torch is not None and torch.cuda is None
     assert [e for e in report.evidence if e.fact == "driver"] == whole
+
+
+def test_a_driver_assumed_keeps_what_the_report_said_about_its_gpus() -> None:
+    """The 4x H100 report (its GPUs listed, no driver line): the planning facts assume a
+    current driver (its source says so) and keep the GPU list's source beside it."""
+    report = parse(read("linux-4x-h100-mig-details.txt"))
+    assert report.planning is not None and report.planning.nvidia is not None
+    assert report.planning.nvidia.sources == {
+        "gpus": "collect_env:GPU models and configuration",
+        "cuda_driver_version": "assumed: a current driver",
+    }
