@@ -359,3 +359,42 @@ def test_a_driver_assumed_keeps_what_the_report_said_about_its_gpus() -> None:
         "gpus": "collect_env:GPU models and configuration",
         "cuda_driver_version": "assumed: a current driver",
     }
+
+
+def test_a_fragment_that_names_no_os_assumes_no_machine_and_no_python() -> None:
+    """The apex report's driver and cuDNN lines alone (no torch, no GPU, no message, no OS):
+    nothing is planned for, so no OS, machine or Python is assumed either."""
+    report = parse(read("mid-report-driver535-cudnn-lines-only.txt"))
+    assert report.planning is not None
+    assert report.planning.os.family == "other"
+    assert (report.planning.python.machine, report.planning.python.version) == ("", "")
+    assert report.assumptions == ()
+
+
+def test_the_driver_assumed_names_the_floor_cuda_available_implies() -> None:
+    """The 4x H100 report (torch 2.4.0+cu121, CUDA available, no driver line): the current
+    driver assumed says why with CUDA 12.1's floor, and its other answer is a driver as old as
+    that floor."""
+    report = parse(read("linux-4x-h100-mig-details.txt"))
+    floor = next(e.value for e in report.evidence if e.fact == "driver")[3:]
+    (driver,) = [a for a in report.assumptions if a.fact == "driver"]
+    assert driver.why == (
+        f"the report has no driver version; CUDA available with its build means >= {floor}"
+    )
+    assert driver.alternative == (
+        f"the driver is older than the planned build needs (as old as {floor})"
+    )
+    assert driver.alt == f"driver:{floor}"
+
+
+def test_a_mac_whose_machine_the_report_does_not_say_is_assumed_apple_silicon() -> None:
+    """The macOS 13 M2 Max report with every sign of its machine cut (the OS line's "(arm64)",
+    the platform line, the CPU's model): a Mac's most common machine, arm64, is planned for;
+    the facts read keep it unknown."""
+    text = read("macos13-m2max-torch2.10dev.txt")
+    text = changed(text, "OS: macOS 13.7.4 (arm64)", "OS: macOS 13.7.4")
+    text = changed(text, "Python platform: macOS-13.7.4-arm64-arm-64bit\n", "")
+    text = changed(text, "CPU:\nApple M2 Max\n", "CPU:\n")
+    report = parse(text)
+    assert (report.facts.python.machine, report.facts.cpu.architecture) == ("", None)
+    assert report.planning is not None and report.planning.python.machine == "arm64"
