@@ -289,3 +289,21 @@ def test_again_makes_the_mutated_files_newer_than_their_mutants(tmp_path: Path) 
     assert copied.read_text() == (ROOT / only).read_text()
     # mutmut keeps the mutants only when the file is older than them
     assert copied.stat().st_mtime_ns >= mutant.stat().st_mtime_ns
+
+
+def test_a_listed_equivalent_that_a_test_detects_is_named_for_mending() -> None:
+    """A listed mutant that a test kills (its function renumbered, or the listing wrong) is
+    named, so that the list is mended; a listed survivor and an unlisted kill are not."""
+    listed = {"setup_env.x.x_a__mutmut_1": "why", "setup_env.x.x_a__mutmut_2": "why"}
+    got = {
+        "setup_env.x.x_a__mutmut_1": "killed",
+        "setup_env.x.x_a__mutmut_2": "survived",
+        "setup_env.x.x_a__mutmut_3": "killed",
+        "setup_env.x.x_a__mutmut_4": "timeout",
+    }
+    assert MUTATE.stale_equivalents(got, listed) == ["setup_env.x.x_a__mutmut_1"]
+    listed["setup_env.x.x_a__mutmut_4"] = "why"
+    assert MUTATE.stale_equivalents(got, listed) == [
+        "setup_env.x.x_a__mutmut_1",
+        "setup_env.x.x_a__mutmut_4",
+    ]
