@@ -23,6 +23,15 @@ def changed(text: str, old: str, new: str) -> str:
     return text.replace(old, new, 1)
 
 
+def without(text: str, *starts: str) -> str:
+    """`text` without the lines that start with one of `starts` (a report cut or pasted in
+    part); each must be there."""
+    lines = text.splitlines(keepends=True)
+    for s in starts:
+        assert any(x.startswith(s) for x in lines), s
+    return "".join(x for x in lines if not x.startswith(starts))
+
+
 # --- cuDNN -----------------------------------------------------------------------------------
 
 
@@ -106,14 +115,6 @@ def test_a_report_without_os_and_platform_lines_names_no_os_source() -> None:
     assert "os" in report.missing
 
 
-def _without_line(text: str, start: str) -> str:
-    """`text` without its line that starts with `start` (a report cut or pasted in part)."""
-    lines = text.splitlines(keepends=True)
-    kept = [x for x in lines if not x.startswith(start)]
-    assert len(kept) == len(lines) - 1, start
-    return "".join(kept)
-
-
 def test_windows_is_read_from_the_os_line_or_the_python_platform_alone() -> None:
     # a Windows 11 report (a CPU build: no driver to infer Windows from)
     text = read("windows11-cpu-build-torch2.8dev-xpu-fields.txt")
@@ -130,7 +131,7 @@ def test_windows_is_read_from_the_os_line_or_the_python_platform_alone() -> None
     assert os_info.distro_name is None
     assert os_info.sources["family"] == "collect_env:OS"
     # no platform line (older collect_env prints none): the OS line says it, and its build
-    os_info = parse(_without_line(text, "Python platform:")).facts.os
+    os_info = parse(without(text, "Python platform:")).facts.os
     assert (os_info.family, os_info.windows_build) == ("windows", "10.0.22631")
     assert os_info.sources["family"] == "collect_env:OS"
 
@@ -140,7 +141,7 @@ def test_macos_is_read_from_the_os_line_or_the_python_platform_alone() -> None:
     os_info = parse(text).facts.os
     assert (os_info.family, os_info.macos_version) == ("darwin", "13.7.4")
     assert os_info.sources["macos_version"] == "collect_env:OS"
-    os_info = parse(_without_line(text, "Python platform:")).facts.os
+    os_info = parse(without(text, "Python platform:")).facts.os
     assert (os_info.family, os_info.macos_version) == ("darwin", "13.7.4")
     uncollected = changed(text, "OS: macOS 13.7.4 (arm64)", "OS: Could not collect")
     os_info = parse(uncollected).facts.os
@@ -256,7 +257,7 @@ def test_without_its_build_line_a_windows_pythons_machine_is_the_cpus_wmi_code()
     # older collect_env printed "Python version: 3.7" and no platform line: here the Python line
     # is cut to its number and the platform line dropped; the CPU block's WMI code decides,
     # before the CUDA build's x86_64-only rule
-    bare = _without_line(changed(read(GTX1050), GTX1050_PYTHON, "Python version: 3.9.16"),
+    bare = without(changed(read(GTX1050), GTX1050_PYTHON, "Python version: 3.9.16"),
                          "Python platform:")  # fmt: skip
     assert _machine(bare) == "AMD64"
     assert _machine(changed(bare, "Architecture=9", "Architecture=12")) == "ARM64"

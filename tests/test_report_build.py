@@ -4,20 +4,13 @@ an unnamed GPU as AMD, the CUDA build line, a Windows CPU's WMI code."""
 
 from __future__ import annotations
 
-from test_report_behaviour import changed, read
+from test_report_behaviour import changed, read, without
 
 from setup_env.probe.report import parse
 from setup_env.probe.report.fields import MAX_GPUS
 
 ROSETTA = "macos15-rosetta-m2pro.txt"  # an x86_64 Python on an Apple M2 Pro
 ROCM37 = "linux-rocm3.7-source-build-device-66a1.txt"  # "GPU models ...: Device 66a1"
-
-
-def _drop(text: str, key: str) -> str:
-    lines = text.splitlines(keepends=True)
-    kept = [x for x in lines if not x.startswith(key)]
-    assert len(kept) == len(lines) - 1, key
-    return "".join(kept)
 
 
 def test_an_x86_64_python_on_an_apple_m_cpu_runs_under_rosetta_said_from_the_report() -> None:
@@ -42,18 +35,18 @@ def test_a_rocm_build_files_an_unnamed_gpu_as_amd_by_its_rocm_line_alone() -> No
     """ROCm 3.7's "Device 66a1" names no vendor and has no "GPU 0:" of NVIDIA's list: the
     build decides. Its "ROCM used to build" line alone (the HIP runtime line cut away) makes
     it an AMD GPU; without either line the bare name is no GPU at all."""
-    text = _drop(read(ROCM37), "HIP runtime version:")
+    text = without(read(ROCM37), "HIP runtime version:")
     facts = parse(text).facts
     assert facts.rocm is not None
     assert [(g.name, g.vendor) for g in facts.rocm.gpus] == [("Device 66a1", "amd")]
     assert facts.nvidia is None
-    assert parse(_drop(text, "ROCM used to build PyTorch:")).facts.gpus == ()
+    assert parse(without(text, "ROCM used to build PyTorch:")).facts.gpus == ()
 
 
 def test_a_cut_rocm_line_is_no_rocm_build() -> None:
     """A paste cut inside "ROCM used to build PyTorch: N/" says no version: not a ROCm build,
     so with the HIP line cut away too "Device 66a1" is no GPU."""
-    text = _drop(read(ROCM37), "HIP runtime version:")
+    text = without(read(ROCM37), "HIP runtime version:")
     cut = changed(
         text, "ROCM used to build PyTorch: 3.7.20315-077bcfa0", "ROCM used to build PyTorch: N/"
     )
@@ -120,14 +113,14 @@ def test_the_gpu_list_and_the_hip_runtime_are_the_sources_they_are_read_from() -
     warned = parse(read("warning-only-gt720-capability-3.5.txt")).facts.nvidia
     assert warned is not None and warned.sources == {"gpus": "collect_env:warning"}
     text = read("wsl2-rocm62-rx7900xt.txt")
-    for cut in (text, _drop(text, "GPU models and configuration:")):
+    for cut in (text, without(text, "GPU models and configuration:")):
         rocm = parse(cut).facts.rocm
         assert rocm is not None
         assert (rocm.version, rocm.sources) == (
             "6.2",
             {"version": "collect_env:HIP runtime version"},
         )
-    no_hip = parse(_drop(text, "HIP runtime version:")).facts.rocm
+    no_hip = parse(without(text, "HIP runtime version:")).facts.rocm
     assert no_hip is not None and (no_hip.version, no_hip.sources) == (None, {})
 
 

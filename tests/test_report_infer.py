@@ -6,7 +6,7 @@ implies or is assumed to run, and what a ROCm build's "Is CUDA available: True" 
 from __future__ import annotations
 
 import pytest
-from test_report_behaviour import FIXTURES, changed, read
+from test_report_behaviour import FIXTURES, changed, read, without
 
 from setup_env.probe.report import CollectEnvError, parse
 from setup_env.probe.report.infer import UNKNOWN_NVIDIA
@@ -114,17 +114,10 @@ def test_torchs_message_is_quoted_in_the_reason_to_80_characters() -> None:
     ]
 
 
-def _without(text: str, *keys: str) -> str:
-    lines = text.splitlines(keepends=True)
-    kept = [x for x in lines if not x.startswith(keys)]
-    assert len(kept) == len(lines) - len(keys), keys
-    return "".join(kept)
-
-
 def test_a_report_without_its_os_line_is_linux_by_its_libc_quoted_to_20_characters() -> None:
     """Without the OS and platform lines, "Libc version: glibc-2.35" says Linux (inferred,
     the value quoted); a garbled value longer than 20 characters is quoted to its 20th."""
-    text = _without(read(H100_CU130), "OS:", "Python platform:")
+    text = without(read(H100_CU130), "OS:", "Python platform:")
     report = parse(text)
     why = "inferred: Libc version: glibc-2.35 (glibc and musl are Linux's)"
     assert (report.facts.os.family, report.facts.os.sources["family"]) == ("linux", why)
@@ -139,7 +132,7 @@ def test_a_report_that_settles_no_os_is_assumed_linux_and_says_so() -> None:
     """Without the OS, platform and libc lines nothing in the H100 report names the OS: the
     facts keep it unknown, the planning facts assume Linux (the source says so), and the
     assumption names Windows as the other answer, each part said in words."""
-    text = _without(read(H100_CU130), "OS:", "Python platform:", "Libc version:")
+    text = without(read(H100_CU130), "OS:", "Python platform:", "Libc version:")
     report = parse(text)
     assert report.facts.os.family == "other"
     assert report.planning is not None
@@ -168,8 +161,8 @@ def test_a_rocm_wheels_cuda_available_is_no_nvidia_gpu_with_or_without_its_rocm_
     """The WSL2 ROCm 6.2 report with its GPU list cut: "Is CUDA available: True" on a ROCm
     build is HIP answering, not an NVIDIA GPU, whether the build is known from the wheel's
     "+rocm6.2" alone (its "ROCM used to build" line cut too) or from both."""
-    text = _without(read("wsl2-rocm62-rx7900xt.txt"), "GPU models and configuration:")
-    for cut in (text, _without(text, "ROCM used to build PyTorch:")):
+    text = without(read("wsl2-rocm62-rx7900xt.txt"), "GPU models and configuration:")
+    for cut in (text, without(text, "ROCM used to build PyTorch:")):
         report = parse(cut)
         torch = report.facts.package("torch")
         assert torch is not None and torch.variant is not None and torch.variant.is_rocm
@@ -341,10 +334,7 @@ def test_the_driver_floor_comes_from_the_wheels_label_without_its_cuda_line() ->
     text = read("linux-4x-h100-mig-details.txt")
     whole = [e for e in parse(text).evidence if e.fact == "driver"]
     assert len(whole) == 1 and whole[0].value.startswith(">= ")
-    lines = text.splitlines(keepends=True)
-    cut = "".join(x for x in lines if not x.startswith("CUDA used to build PyTorch:"))
-    assert cut != text
-    report = parse(cut)
+    report = parse(without(text, "CUDA used to build PyTorch:"))
     torch = report.facts.package("torch")
     assert torch is not None and torch.cuda is None
     assert [e for e in report.evidence if e.fact == "driver"] == whole

@@ -6,24 +6,12 @@ needs a case no captured report shows, a real report is cut or changed, and the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from test_report_behaviour import changed, read
 
 from setup_env.probe.report import CollectEnvError, parse
 
-FIXTURES = Path(__file__).parent / "fixtures" / "collect_env"
 VLLM_FULL = "vllm-rocm72-mi350-gfx950-full.txt"
-
-
-def read(name: str) -> str:
-    return (FIXTURES / name).read_text(encoding="utf-8")
-
-
-def changed(text: str, old: str, new: str) -> str:
-    """`text` with its first `old` replaced by `new`; the change must land."""
-    assert old in text, old
-    return text.replace(old, new, 1)
 
 
 # --- vLLM's sections -------------------------------------------------------------------------

@@ -7,7 +7,7 @@ report shows, the report is cut or one line changed, and the test says which."""
 from __future__ import annotations
 
 import pytest
-from test_report_behaviour import changed, read
+from test_report_behaviour import changed, read, without
 
 from setup_env.facts import Facts, Note
 from setup_env.knowledge.cuda import driver_fit
@@ -16,14 +16,6 @@ from setup_env.probe.report import CollectEnvError, parse
 from setup_env.probe.report.fields import MAX_GPUS
 from setup_env.probe.report.infer import UNKNOWN_NVIDIA
 from setup_env.probe.report.model import Evidence
-
-
-def without(text: str, *starts: str) -> str:
-    """`text` without the lines that start with one of `starts`; each must be there."""
-    lines = text.splitlines(keepends=True)
-    for s in starts:
-        assert any(x.startswith(s) for x in lines), s
-    return "".join(x for x in lines if not x.startswith(starts))
 
 
 def planning(text: str) -> Facts:
